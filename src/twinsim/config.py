@@ -1,0 +1,218 @@
+"""Pydantic models of every user-facing setting, YAML presets, and `--set` overrides.
+
+A config is loaded from a preset name (a YAML file shipped in `twinsim/configs/`) or a path,
+overlaid with `key.path=value` overrides, and validated once; the resolved config is written
+into every sequence's metadata.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from twinsim.errors import ConfigError
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class SimConfig(_Config):
+    physics_hz: int = Field(240, gt=0)
+    bootstrap_s: float = Field(1.0, ge=0.0)
+    duration_s: float = Field(60.0, gt=0.0)
+
+
+class SceneConfig(_Config):
+    generator: Literal["apartment"] = "apartment"
+    min_rooms: int = Field(3, ge=3, le=8)
+    max_rooms: int = Field(8, ge=3, le=8)
+    wall_height_m: float = Field(2.7, ge=2.2, le=4.0)
+    furniture_density: float = Field(1.0, ge=0.0, le=2.0)
+    min_lights: int = Field(2, ge=1)
+    max_lights: int = Field(6, ge=1)
+    texture_size: int = Field(256, ge=16, le=2048)
+
+    @model_validator(mode="after")
+    def _ranges(self) -> SceneConfig:
+        if self.min_rooms > self.max_rooms:
+            raise ValueError(f"min_rooms={self.min_rooms} must be <= max_rooms={self.max_rooms}")
+        if self.min_lights > self.max_lights:
+            raise ValueError(f"min_lights={self.min_lights} must be <= max_lights={self.max_lights}")
+        return self
+
+
+class RobotConfig(_Config):
+    """GRADE's UAV: one joint per DOF, PID joint control, speed and angle limits (REFERENCE.md)."""
+
+    kind: Literal["drone"] = "drone"
+    mass_kg: float = Field(1.5, gt=0.0)
+    horizontal: bool = False
+    max_speed_mps: float = Field(0.5, gt=0.0)
+    max_roll_pitch_deg: float = Field(25.0, ge=0.0, le=90.0)
+    max_roll_pitch_rate_dps: float = Field(40.0, gt=0.0)
+    max_yaw_rate_dps: float = Field(30.0, gt=0.0)
+    flight_height_m: float = Field(1.3, gt=0.2)
+    clearance_m: float = Field(0.45, gt=0.0)
+    min_rooms_visited: int = Field(3, ge=1)
+
+
+class CameraConfig(_Config):
+    """RGB-D camera; `pos` and `rpy_deg` place its optical frame relative to the body (x forward)."""
+
+    width: int = Field(640, ge=8, le=4096)
+    height: int = Field(480, ge=8, le=4096)
+    hfov_deg: float = Field(90.0, gt=1.0, lt=179.0)
+    rate_hz: int = Field(30, gt=0)
+    pos: tuple[float, float, float] = (0.12, 0.0, 0.0)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    near_m: float = Field(0.05, gt=0.0)
+    far_m: float = Field(30.0, gt=0.0)
+
+
+class ImuConfig(_Config):
+    rate_hz: int = Field(240, gt=0)
+    pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
+class GroundTruthConfig(_Config):
+    """Rates of the ground-truth streams (GRADE's Table 3)."""
+
+    pose_rate_hz: int = Field(60, gt=0)
+    odometry_rate_hz: int = Field(60, gt=0)
+    joint_state_rate_hz: int = Field(120, gt=0)
+
+
+class RenderConfig(_Config):
+    backend: Literal["auto", "egl", "osmesa"] = "auto"
+    shadow_size: int = Field(2048, ge=0, le=8192)
+    multisamples: int = Field(0, ge=0, le=16)
+
+
+class TwinsimConfig(_Config):
+    seed: int = Field(0, ge=0)
+    sim: SimConfig = SimConfig()
+    scene: SceneConfig = SceneConfig()
+    robot: RobotConfig = RobotConfig()
+    cameras: dict[str, CameraConfig] = Field(default_factory=lambda: {"cam0": CameraConfig()})
+    imus: dict[str, ImuConfig] = Field(default_factory=lambda: {"imu0": ImuConfig()})
+    groundtruth: GroundTruthConfig = GroundTruthConfig()
+    render: RenderConfig = RenderConfig()
+
+    @model_validator(mode="after")
+    def _rates_divide_physics(self) -> TwinsimConfig:
+        hz = self.sim.physics_hz
+        rates = {f"cameras.{n}.rate_hz": c.rate_hz for n, c in self.cameras.items()}
+        rates |= {f"imus.{n}.rate_hz": c.rate_hz for n, c in self.imus.items()}
+        rates |= {f"groundtruth.{k}": v for k, v in self.groundtruth.model_dump().items()}
+        for field, rate in rates.items():
+            if hz % rate:
+                allowed = ", ".join(str(d) for d in range(1, hz + 1) if hz % d == 0)
+                raise ValueError(
+                    f"{field}={rate} must divide sim.physics_hz={hz} (allowed: {allowed})"
+                )
+        names = list(self.cameras) + list(self.imus)
+        if len(set(names)) != len(names):
+            raise ValueError(f"sensor names must be unique, got {names}")
+        return self
+
+
+def preset_names() -> list[str]:
+    """Names of the presets shipped with twinsim."""
+    folder = resources.files("twinsim") / "configs"
+    return sorted(p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def _read_yaml(preset_or_path: str) -> dict[str, Any]:
+    path = Path(preset_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise ConfigError(f"config file {preset_or_path!r} does not exist")
+        text = path.read_text()
+    else:
+        resource = resources.files("twinsim") / "configs" / f"{preset_or_path}.yaml"
+        if not resource.is_file():
+            raise ConfigError(
+                f"unknown preset {preset_or_path!r}; allowed: {', '.join(preset_names())} "
+                "or a path to a .yaml file"
+            )
+        text = resource.read_text()
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {preset_or_path!r} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {preset_or_path!r} must be a mapping at the top level")
+    return data
+
+
+def _apply_override(data: dict[str, Any], assignment: str) -> None:
+    key, sep, raw = assignment.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set expects key.path=value, got {assignment!r}")
+    parts = key.strip().split(".")
+    node = data
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {key}: {part!r} is a value, not a section")
+        node = child
+    node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else raw
+
+
+def _model_at(loc: tuple) -> type[BaseModel] | None:
+    """The pydantic model class that owns the field at `loc` (used to list allowed keys)."""
+    model: Any = TwinsimConfig
+    for part in loc[:-1]:
+        if isinstance(part, int) or model is None:
+            return None
+        field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
+        if field is None:
+            # dict[str, Model]: the key is a sensor name; stay on the value model
+            return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+        ann = field.annotation
+        args = getattr(ann, "__args__", ())
+        model = args[-1] if args and getattr(ann, "__origin__", None) is dict else ann
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _format_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    where = ".".join(str(p) for p in loc) or "config"
+    if err["type"] == "extra_forbidden":
+        owner = _model_at(loc)
+        allowed = ", ".join(owner.model_fields) if owner else "see docs"
+        return f"unknown config field {where!r}; allowed here: {allowed}"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{where}: {msg}" if loc else msg
+
+
+def validate_config(data: dict[str, Any]) -> TwinsimConfig:
+    """Validate a plain mapping into a `TwinsimConfig`, raising `ConfigError` with a one-line reason."""
+    try:
+        return TwinsimConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(exc)) from None
+
+
+def load_config(
+    preset_or_path: str = "default",
+    overrides: list[str] | tuple[str, ...] = (),
+    seed: int | None = None,
+    duration_s: float | None = None,
+) -> TwinsimConfig:
+    """Load a preset or YAML file, apply `--set` overrides, seed and duration, and validate."""
+    data = _read_yaml(preset_or_path)
+    for assignment in overrides:
+        _apply_override(data, assignment)
+    if seed is not None:
+        data["seed"] = seed
+    if duration_s is not None:
+        data.setdefault("sim", {})["duration_s"] = duration_s
+    return validate_config(data)

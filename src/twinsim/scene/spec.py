@@ -1,0 +1,200 @@
+"""`SceneSpec`: the fully resolved world as plain, JSON-serialisable data.
+
+Everything the engine needs to build a world lives here, with no randomness left: the same
+`scene.json` always builds the same world. Conventions: SI units, world z up, floors at z = 0,
+quaternions in MuJoCo order (w, x, y, z), object geometry given in the object's own frame.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+Vec2 = tuple[float, float]
+Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
+RGB = tuple[float, float, float]
+RGBA = tuple[float, float, float, float]
+
+IDENTITY_QUAT: Quat = (1.0, 0.0, 0.0, 0.0)
+
+TextureKind = Literal["wood", "tiles", "carpet", "plaster", "wallpaper", "fabric"]
+RoomType = Literal["living_room", "kitchen", "bedroom", "bathroom", "corridor", "office"]
+GeomType = Literal["box", "cylinder", "sphere", "capsule", "ellipsoid"]
+
+SCENE_FORMAT_VERSION = 1
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TextureSpec(_Spec):
+    """A procedural texture: regenerated bit for bit from (kind, seed, size, colours, params)."""
+
+    name: str
+    kind: TextureKind
+    seed: int
+    size: int = 256
+    color_a: RGB
+    color_b: RGB
+    params: dict[str, float] = Field(default_factory=dict)
+
+
+class MaterialSpec(_Spec):
+    name: str
+    texture: str | None = None
+    rgba: RGBA = (1.0, 1.0, 1.0, 1.0)
+    specular: float = 0.3
+    shininess: float = 0.3
+    reflectance: float = 0.0
+    texrepeat: Vec2 = (1.0, 1.0)
+    texuniform: bool = True
+
+
+class GeomSpec(_Spec):
+    """A primitive in its object's frame; `size` follows MuJoCo (half extents, radius, half length)."""
+
+    type: GeomType
+    size: tuple[float, ...]
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = IDENTITY_QUAT
+    material: str
+
+
+class ObjectSpec(_Spec):
+    """One instance: structure (wall, floor, …) or furniture, with its semantic class."""
+
+    instance_id: int = Field(ge=1, le=65535)
+    name: str
+    semantic_class: str
+    room_id: int | None = None
+    pos: Vec3
+    quat: Quat = IDENTITY_QUAT
+    geoms: tuple[GeomSpec, ...]
+    dynamic: bool = False
+
+
+class RoomSpec(_Spec):
+    room_id: int
+    type: RoomType
+    name: str
+    polygon: tuple[Vec2, ...]
+
+
+class DoorSpec(_Spec):
+    """An opening in the wall between two rooms; `axis` is the direction the wall runs."""
+
+    door_id: int
+    rooms: tuple[int, int]
+    center: Vec2
+    width: float
+    height: float
+    axis: Literal["x", "y"]
+
+
+class LightSpec(_Spec):
+    name: str
+    pos: Vec3
+    dir: Vec3 = (0.0, 0.0, -1.0)
+    diffuse: RGB
+    specular: RGB = (0.1, 0.1, 0.1)
+    ambient: RGB = (0.0, 0.0, 0.0)
+    directional: bool = False
+    castshadow: bool = False
+    attenuation: Vec3 = (1.0, 0.0, 0.0)
+    cutoff_deg: float = 90.0
+    exponent: float = 1.0
+
+
+class PathPoint(_Spec):
+    """A timed waypoint of the robot's planned path: time since the start of motion, pose, yaw."""
+
+    t_s: float
+    pos: Vec3
+    yaw: float
+
+
+class RobotSpec(_Spec):
+    """The robot body and its planned motion (see `twinsim.robots`)."""
+
+    kind: Literal["drone"] = "drone"
+    mass_kg: float
+    inertia: Vec3
+    half_size: Vec3
+    start_pos: Vec3
+    start_yaw: float
+    horizontal: bool = False
+    max_speed_mps: float
+    max_roll_pitch_rate_dps: float
+    max_yaw_rate_dps: float
+    max_roll_pitch_deg: float
+    path: tuple[PathPoint, ...] = ()
+
+
+class SensorSpec(_Spec):
+    """A sensor mounted on the robot body; `pos`/`quat` give T_body_sensor (camera: optical frame)."""
+
+    name: str
+    type: Literal["camera", "imu"]
+    rate_hz: int
+    pos: Vec3
+    quat: Quat
+    width: int | None = None
+    height: int | None = None
+    hfov_deg: float | None = None
+    near_m: float | None = None
+    far_m: float | None = None
+
+
+class SceneSpec(_Spec):
+    format_version: int = SCENE_FORMAT_VERSION
+    seed: int
+    wall_height: float
+    bounds_min: Vec3
+    bounds_max: Vec3
+    rooms: tuple[RoomSpec, ...]
+    doors: tuple[DoorSpec, ...]
+    objects: tuple[ObjectSpec, ...]
+    textures: tuple[TextureSpec, ...]
+    materials: tuple[MaterialSpec, ...]
+    lights: tuple[LightSpec, ...]
+    robot: RobotSpec
+    sensors: tuple[SensorSpec, ...] = ()
+
+    def to_json(self) -> str:
+        """Canonical JSON text (stable key order, so equal scenes give equal bytes)."""
+        return self.model_dump_json(indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> SceneSpec:
+        return cls.model_validate_json(text)
+
+    def instance_table(self) -> list[dict]:
+        """One row per instance: id, name, class, room, dynamic (the metadata's instance table)."""
+        return [
+            {
+                "instance_id": o.instance_id,
+                "name": o.name,
+                "semantic_class": o.semantic_class,
+                "room_id": o.room_id,
+                "dynamic": o.dynamic,
+            }
+            for o in self.objects
+        ]
+
+
+def geom_local_box(geom: GeomSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Axis-aligned half extents of a primitive in its own frame: (center, half_extents)."""
+    s = geom.size
+    if geom.type in ("box", "ellipsoid"):
+        half = np.array(s[:3], dtype=float)
+    elif geom.type == "sphere":
+        half = np.full(3, s[0], dtype=float)
+    elif geom.type == "cylinder":
+        half = np.array([s[0], s[0], s[1]], dtype=float)
+    else:  # capsule: radius, half length of the cylinder part
+        half = np.array([s[0], s[0], s[1] + s[0]], dtype=float)
+    return np.zeros(3), half

@@ -1,0 +1,29 @@
+# `make run` and `make test` each install everything they need on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+RUN_DIR := runs/default-$(shell date +%Y%m%d-%H%M%S)
+
+.PHONY: install run test lint bench
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/install-system-deps.sh
+	bash scripts/install-system-deps.sh
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "twinsim needs Python >= 3.11"'
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: install
+	$(VENV)/bin/twinsim run --config default --out $(RUN_DIR)
+	$(VENV)/bin/twinsim validate $(RUN_DIR)
+	$(VENV)/bin/twinsim info $(RUN_DIR)
+
+test: install
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/pytest -q
+
+bench: install
+	$(VENV)/bin/python benchmarks/frame_cost.py

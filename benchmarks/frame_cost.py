@@ -1,0 +1,125 @@
+"""Frame cost of the recording pipeline vs the raw MuJoCo rendering of the same frames, and memory.
+
+Measured in one run on the default world at 640×480:
+- raw: per frame, one RGB+depth pass and one segmentation pass read back (`render_raw`), at
+  the poses the recorded run visits;
+- pipeline: wall time of `twinsim.sim.run` (physics, control, every stream, annotations,
+  writing, until the last file is flushed) per camera frame, taken as the difference between
+  a long and a short run divided by their difference in frames, so that world generation
+  and start-up cancel out (the all-inclusive figure is reported too);
+- peak RSS of a 10 s and a 60 s run, each in its own process.
+
+Usage: python benchmarks/frame_cost.py [--seed 0] [--short 10] [--long 60] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from twinsim.config import load_config
+from twinsim.sim import run
+cfg = load_config("default", seed=int(sys.argv[1]), duration_s=float(sys.argv[2]))
+t0 = time.perf_counter()
+run(cfg, Path(sys.argv[3]))
+wall = time.perf_counter() - t0
+rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"wall_s": wall, "peak_rss_mb": rss_mb}))
+"""
+
+
+def _run_child(seed: int, duration: float, out: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(seed), str(duration), str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _raw_cost(seq_path: Path, n_frames: int) -> float:
+    """Seconds per frame of the bare MuJoCo passes, at poses of the recorded sequence."""
+    from twinsim.config import RenderConfig, validate_config
+    from twinsim.engine.backend import configure_backend
+    from twinsim.sequence import open_sequence
+
+    seq = open_sequence(seq_path)
+    cfg = validate_config(seq.metadata["config"])
+    configure_backend(cfg.render.backend)
+    from twinsim.engine.render import CameraRenderer
+    from twinsim.engine.world import World
+
+    world = World(seq.scene, RenderConfig(**cfg.render.model_dump()), cfg.sim.physics_hz)
+    state = seq.table("robot_state")
+    cam = next(s for s in seq.scene.sensors if s.type == "camera")
+    renderer = CameraRenderer(world.model, cam.name, cam.width, cam.height)
+    period = cfg.sim.physics_hz // cam.rate_hz
+    rows = range(0, min(len(state["t_ns"]), n_frames * period), period)
+    qpos_cols = [c for c in state if c.startswith("qpos_")]
+    times = []
+    for i in rows:
+        world.set_robot_state(
+            [state[c][i] for c in qpos_cols], [state[c.replace("qpos", "qvel")][i] for c in qpos_cols]
+        )
+        t0 = time.perf_counter()
+        renderer.render_raw(world.data)
+        times.append(time.perf_counter() - t0)
+    renderer.close()
+    world.close()
+    times.sort()
+    return sum(times[1:]) / max(1, len(times) - 1)  # the first frame uploads textures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--short", type=float, default=10.0, help="seconds of the short run")
+    parser.add_argument("--long", type=float, default=60.0, help="seconds of the long run")
+    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" / "frame_cost.json")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        short = _run_child(args.seed, args.short, Path(tmp) / "short")
+        raw_s = _raw_cost(Path(tmp) / "short", n_frames=int(args.short * 30))
+        long = _run_child(args.seed, args.long, Path(tmp) / "long")
+    frames_short, frames_long = round(args.short * 30), round(args.long * 30)
+    pipeline_s = (long["wall_s"] - short["wall_s"]) / (frames_long - frames_short)
+    result = {
+        "world": f"default preset, seed {args.seed}, 640x480 RGB-D + segmentation, IMU 240 Hz",
+        "raw_mujoco_ms_per_frame": raw_s * 1e3,
+        "pipeline_ms_per_frame": pipeline_s * 1e3,
+        "ratio_pipeline_to_raw": pipeline_s / raw_s,
+        "recorded_frames_per_s": 1.0 / pipeline_s,
+        "long_run_all_inclusive_frames_per_s": frames_long / long["wall_s"],
+        "short_run": {"duration_s": args.short, **short},
+        "long_run": {"duration_s": args.long, **long},
+        "rss_growth_long_vs_short": long["peak_rss_mb"] / short["peak_rss_mb"] - 1.0,
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"raw MuJoCo frame (RGB+depth pass + segmentation pass): {result['raw_mujoco_ms_per_frame']:.1f} ms")
+    print(f"pipeline frame (everything, until flushed):             {result['pipeline_ms_per_frame']:.1f} ms")
+    print(f"ratio pipeline / raw:                                    {result['ratio_pipeline_to_raw']:.2f}")
+    print(f"recorded frames per second:                              {result['recorded_frames_per_s']:.1f}")
+    print(
+        f"{args.long:g} s run all inclusive (generation, start-up): "
+        f"{long['wall_s']:.0f} s, {result['long_run_all_inclusive_frames_per_s']:.1f} frames/s"
+    )
+    print(
+        f"peak RSS: {short['peak_rss_mb']:.0f} MB ({args.short:g} s run), "
+        f"{long['peak_rss_mb']:.0f} MB ({args.long:g} s run), growth {result['rss_growth_long_vs_short']:+.1%}"
+    )
+    print(f"written to {args.json}")
+
+
+if __name__ == "__main__":
+    main()

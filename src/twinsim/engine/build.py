@@ -1,0 +1,221 @@
+"""SceneSpec → `mujoco.MjSpec` → compiled model, with the id maps annotations need.
+
+Every object becomes a static body named `obj<instance_id>` holding its geoms; the robot is a
+body with one joint per degree of freedom, motor actuators, an IMU site with accelerometer
+and gyro, and one MuJoCo camera per camera sensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from twinsim.config import RenderConfig
+from twinsim.engine.meshes import textured_box
+from twinsim.geometry import R_OPTICAL_MJCAM, matrix_to_quat_wxyz, quat_wxyz_to_matrix
+from twinsim.robots.drone import JOINT_AXES, JOINT_IS_SLIDE, JOINT_NAMES
+from twinsim.scene.spec import SceneSpec, geom_local_box
+from twinsim.scene.textures import make_texture
+from twinsim.scene.vocabulary import class_id
+
+ROBOT_BODY = "robot"
+ROBOT_GEOM_GROUP = 3  # collides, never rendered by on-board cameras
+UV_SUFFIX = "__uv"  # the variant of a textured material used by meshes with their own UVs
+_GEOM_TYPES = {
+    "box": mujoco.mjtGeom.mjGEOM_BOX,
+    "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+    "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+    "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
+    "ellipsoid": mujoco.mjtGeom.mjGEOM_ELLIPSOID,
+}
+
+
+@dataclass(frozen=True)
+class IdMaps:
+    """Lookups from MuJoCo ids to twinsim's instance and semantic ids."""
+
+    geom_instance: np.ndarray  # (ngeom,) uint16, 0 for geoms that are not instances (robot)
+    instance_class: np.ndarray  # (max_instance + 1,) uint16 semantic class id per instance id
+    instance_body: dict[int, int]  # instance id → MuJoCo body id
+    local_box_center: dict[int, np.ndarray]  # instance id → OBB centre in the object frame
+    local_box_half: dict[int, np.ndarray]  # instance id → OBB half extents in the object frame
+
+
+def _add_assets(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
+    for tex in scene.textures:
+        image = make_texture(tex)
+        t = spec.add_texture()
+        t.name = tex.name
+        t.type = mujoco.mjtTexture.mjTEXTURE_2D
+        t.height, t.width, t.nchannel = image.shape
+        t.data = np.ascontiguousarray(image).tobytes()
+    for mat in scene.materials:
+        m = spec.add_material()
+        m.name = mat.name
+        if mat.texture:
+            m.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = mat.texture
+        m.rgba = mat.rgba
+        m.specular, m.shininess, m.reflectance = mat.specular, mat.shininess, mat.reflectance
+        m.texrepeat = mat.texrepeat
+        m.texuniform = mat.texuniform
+        if mat.texture:
+            uv = spec.add_material()
+            uv.name = mat.name + UV_SUFFIX
+            uv.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = mat.texture
+            uv.rgba = mat.rgba
+            uv.specular, uv.shininess, uv.reflectance = mat.specular, mat.shininess, mat.reflectance
+            uv.texrepeat, uv.texuniform = (1.0, 1.0), False
+
+
+def _add_objects(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
+    textured = {m.name: m for m in scene.materials if m.texture}
+    for obj in scene.objects:
+        body = spec.worldbody.add_body()
+        body.name = f"obj{obj.instance_id}"
+        body.pos, body.quat = obj.pos, obj.quat
+        R_obj = quat_wxyz_to_matrix(obj.quat)
+        for j, g in enumerate(obj.geoms):
+            geom = body.add_geom()
+            geom.name = f"obj{obj.instance_id}_g{j}"
+            geom.pos, geom.quat = g.pos, g.quat
+            mat = textured.get(g.material)
+            if g.type == "box" and mat is not None:
+                R = R_obj @ quat_wxyz_to_matrix(g.quat)
+                p = R_obj @ np.asarray(g.pos) + np.asarray(obj.pos)
+                verts, uvs, faces = textured_box(np.asarray(g.size), R, p, mat.texrepeat)
+                mesh = spec.add_mesh()
+                mesh.name = geom.name
+                mesh.uservert = verts.ravel().tolist()
+                mesh.usertexcoord = uvs.ravel().tolist()
+                mesh.userface = faces.ravel().tolist()
+                mesh.userfacetexcoord = faces.ravel().tolist()
+                geom.type = mujoco.mjtGeom.mjGEOM_MESH
+                geom.meshname = mesh.name
+                geom.material = g.material + UV_SUFFIX
+            else:
+                geom.type = _GEOM_TYPES[g.type]
+                geom.size = list(g.size) + [0.0] * (3 - len(g.size))
+                geom.material = g.material
+
+
+def _add_lights(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
+    for light in scene.lights:
+        lt = spec.worldbody.add_light()
+        lt.name = light.name
+        lt.pos, lt.dir = light.pos, light.dir
+        lt.diffuse, lt.specular, lt.ambient = light.diffuse, light.specular, light.ambient
+        lt.castshadow = light.castshadow
+        lt.attenuation = light.attenuation
+        lt.cutoff, lt.exponent = light.cutoff_deg, light.exponent
+        if light.directional:
+            lt.type = mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
+
+
+def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
+    robot = scene.robot
+    body = spec.worldbody.add_body()
+    body.name = ROBOT_BODY
+    body.mass = robot.mass_kg
+    body.inertia = robot.inertia
+    body.explicitinertial = True
+    limit = np.deg2rad(robot.max_roll_pitch_deg)
+    for name, axis, slide in zip(JOINT_NAMES, JOINT_AXES, JOINT_IS_SLIDE, strict=True):
+        joint = body.add_joint()
+        joint.name = name
+        joint.type = mujoco.mjtJoint.mjJNT_SLIDE if slide else mujoco.mjtJoint.mjJNT_HINGE
+        joint.axis = axis
+        joint.armature = 1e-4
+        if name in ("pitch", "roll"):
+            joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
+            joint.range = (-limit, limit)
+        act = spec.add_actuator()
+        act.name = f"motor_{name}"
+        act.target = name
+        act.trntype = mujoco.mjtTrn.mjTRN_JOINT
+        act.set_to_motor()
+    geom = body.add_geom()
+    geom.name = "robot_frame"
+    geom.type = mujoco.mjtGeom.mjGEOM_BOX
+    geom.size = robot.half_size
+    geom.group = ROBOT_GEOM_GROUP
+    geom.rgba = (0.15, 0.15, 0.18, 1.0)
+    geom.mass = 0.0
+    for sensor in scene.sensors:
+        R_body_opt = quat_wxyz_to_matrix(sensor.quat)
+        if sensor.type == "camera":
+            cam = body.add_camera()
+            cam.name = sensor.name
+            cam.pos = sensor.pos
+            cam.quat = matrix_to_quat_wxyz(R_body_opt @ R_OPTICAL_MJCAM)
+            fx = sensor.width / 2 / np.tan(np.deg2rad(sensor.hfov_deg) / 2)
+            cam.fovy = float(np.rad2deg(2 * np.arctan(sensor.height / 2 / fx)))
+        elif sensor.type == "imu":
+            site = body.add_site()
+            site.name = sensor.name
+            site.pos, site.quat = sensor.pos, sensor.quat
+            for kind, suffix in (
+                (mujoco.mjtSensor.mjSENS_GYRO, "gyro"),
+                (mujoco.mjtSensor.mjSENS_ACCELEROMETER, "accel"),
+            ):
+                s = spec.add_sensor()
+                s.name = f"{sensor.name}_{suffix}"
+                s.type = kind
+                s.objtype = mujoco.mjtObj.mjOBJ_SITE
+                s.objname = sensor.name
+
+
+def build_spec(scene: SceneSpec, render: RenderConfig, physics_hz: int) -> mujoco.MjSpec:
+    """The MuJoCo model specification of a scene (physics options, visuals, bodies, sensors)."""
+    spec = mujoco.MjSpec()
+    spec.modelname = "twinsim"
+    spec.option.timestep = 1.0 / physics_hz
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    spec.visual.quality.shadowsize = render.shadow_size
+    spec.visual.quality.offsamples = render.multisamples
+    cams = [s for s in scene.sensors if s.type == "camera"]
+    spec.visual.global_.offwidth = max([640, *(s.width for s in cams)])
+    spec.visual.global_.offheight = max([480, *(s.height for s in cams)])
+    spec.visual.headlight.ambient = (0.25, 0.25, 0.25)
+    spec.visual.headlight.diffuse = (0.15, 0.15, 0.15)
+    spec.visual.headlight.specular = (0.0, 0.0, 0.0)
+    _add_assets(spec, scene)
+    _add_objects(spec, scene)
+    _add_lights(spec, scene)
+    _add_robot(spec, scene)
+    return spec
+
+
+def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
+    """Map MuJoCo geoms and bodies to instance ids, and instances to classes and boxes."""
+    max_id = max((o.instance_id for o in scene.objects), default=0)
+    instance_class = np.zeros(max_id + 1, dtype=np.uint16)
+    geom_instance = np.zeros(model.ngeom, dtype=np.uint16)
+    instance_body, centers, halves = {}, {}, {}
+    for obj in scene.objects:
+        iid = obj.instance_id
+        instance_class[iid] = class_id(obj.semantic_class)
+        body_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, f"obj{iid}")
+        instance_body[iid] = body_id
+        geom_instance[model.body_geomadr[body_id] : model.body_geomadr[body_id] + model.body_geomnum[body_id]] = iid
+        corners = []
+        for g in obj.geoms:
+            _, half = geom_local_box(g)
+            R = quat_wxyz_to_matrix(g.quat)
+            signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+            corners.append((signs * half) @ R.T + np.asarray(g.pos))
+        pts = np.concatenate(corners)
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        centers[iid], halves[iid] = (lo + hi) / 2, (hi - lo) / 2
+    return IdMaps(geom_instance, instance_class, instance_body, centers, halves)
+
+
+def compile_model(scene: SceneSpec, render: RenderConfig, physics_hz: int) -> mujoco.MjModel:
+    """Compile the scene and set the near/far clip planes from the cameras' configuration."""
+    model = build_spec(scene, render, physics_hz).compile()
+    cams = [s for s in scene.sensors if s.type == "camera"]
+    if cams:
+        model.vis.map.znear = min(s.near_m for s in cams) / model.stat.extent
+        model.vis.map.zfar = max(s.far_m for s in cams) / model.stat.extent
+    return model

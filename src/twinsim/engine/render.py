@@ -1,0 +1,106 @@
+"""Offscreen rendering of one camera: RGB and depth from a single pass, plus a segmentation pass.
+
+`mujoco.Renderer` renders RGB and depth separately; reading both buffers after one
+`mjr_render` halves the cost (DESIGN.md's measurements). Images come out in OpenCV row order
+(top row first); depth is z-depth in metres along the optical axis, 0 where nothing was hit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+from mujoco.rendering.classic import gl_context
+
+from twinsim.engine.build import ROBOT_GEOM_GROUP
+
+
+@dataclass
+class RenderedFrame:
+    rgb: np.ndarray  # (H, W, 3) uint8
+    depth: np.ndarray  # (H, W) float32 metres, 0 = no hit
+    geom_ids: np.ndarray  # (H, W) int32 MuJoCo geom id, -1 = nothing
+
+
+class CameraRenderer:
+    """Renders a fixed model camera at a fixed resolution into reusable buffers."""
+
+    def __init__(
+        self, model: mujoco.MjModel, camera: str, width: int, height: int, reflections: bool = False
+    ) -> None:
+        self._model = model
+        self._width, self._height = width, height
+        self._gl = gl_context.GLContext(width, height)
+        self._gl.make_current()
+        self._ctx = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._ctx)
+        self._ctx.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
+        self._scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom))
+        # each visible reflective surface re-renders the whole scene: off unless asked for
+        self._scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = reflections
+        self._option = mujoco.MjvOption()
+        self._option.geomgroup[ROBOT_GEOM_GROUP] = 0
+        self._camera = mujoco.MjvCamera()
+        self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+        self._camera.fixedcamid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
+        self._rect = mujoco.MjrRect(0, 0, width, height)
+        self._rgb = np.empty((height, width, 3), np.uint8)
+        self._zbuf = np.empty((height, width), np.float32)
+        self._seg = np.empty((height, width, 3), np.uint8)
+        near = np.float32(model.vis.map.znear * model.stat.extent)
+        far = np.float32(model.vis.map.zfar * model.stat.extent)
+        # MuJoCo renders with reversed Z: window depth d maps to metres as d_coef / (d + c_coef).
+        c = -(far + near) / (far - near)
+        d = -(np.float32(2) * far * near) / (far - near)
+        self._c_coef = float(np.float32(-0.5) * c - np.float32(0.5))
+        self._d_coef = float(np.float32(-0.5) * d)
+
+    def render(self, data: mujoco.MjData) -> RenderedFrame:
+        """Render the current state; the arrays returned are new (safe to hand to a writer)."""
+        self.render_raw(data)
+        return RenderedFrame(self._rgb[::-1].copy(), self._metric_depth(), self._geom_ids())
+
+    def render_raw(self, data: mujoco.MjData) -> None:
+        """The bare MuJoCo cost of a frame: one RGB+depth pass and one segmentation pass, read back.
+
+        Benchmarks divide the pipeline's frame time by this.
+        """
+        self._gl.make_current()
+        mujoco.mjv_updateScene(
+            self._model, data, self._option, None, self._camera, mujoco.mjtCatBit.mjCAT_ALL, self._scene
+        )
+        mujoco.mjr_render(self._rect, self._scene, self._ctx)
+        mujoco.mjr_readPixels(self._rgb, self._zbuf, self._rect, self._ctx)
+        flags = self._scene.flags
+        flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 1
+        try:
+            mujoco.mjr_render(self._rect, self._scene, self._ctx)
+            mujoco.mjr_readPixels(self._seg, None, self._rect, self._ctx)
+        finally:
+            flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 0
+
+    def _metric_depth(self) -> np.ndarray:
+        z = self._zbuf[::-1].astype(np.float64)
+        depth = self._d_coef / (z + self._c_coef)
+        depth[z <= 0.0] = 0.0
+        return depth.astype(np.float32)
+
+    def _geom_ids(self) -> np.ndarray:
+        seg = self._seg[::-1].astype(np.int32)
+        segid = seg[..., 0] | (seg[..., 1] << 8) | (seg[..., 2] << 16)
+        ngeom = self._scene.ngeom
+        lut = np.full(ngeom + 1, -1, np.int32)
+        geom_type = mujoco.mjtObj.mjOBJ_GEOM
+        for g in self._scene.geoms[:ngeom]:
+            if g.objtype == geom_type and g.segid >= 0:
+                lut[g.segid + 1] = g.objid
+        return lut[np.minimum(segid, ngeom)]
+
+    def close(self) -> None:
+        """Free the GL resources (safe to call twice)."""
+        if self._ctx is not None:
+            self._gl.make_current()
+            self._ctx.free()
+            self._gl.free()
+            self._ctx = None

@@ -1,0 +1,79 @@
+"""Flight controller: follows a planned trajectory through the drone's PID joint controllers.
+
+Roll and pitch follow the tilt a real multirotor needs for the commanded horizontal
+acceleration (clamped to the angle limit, rate-limited), or stay at 0 when `horizontal`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from twinsim.robots.pid import JointPid
+from twinsim.robots.trajectory import Trajectory
+from twinsim.scene.spec import RobotSpec
+
+GRAVITY = 9.81
+
+
+@dataclass(frozen=True)
+class Setpoint:
+    """Joint setpoints of one control step (the log a control-mode replay drives again)."""
+
+    q_ref: np.ndarray
+    qd_ref: np.ndarray
+    qdd_ff: np.ndarray
+
+
+class FlightController:
+    """Turns a trajectory reference at time t into joint efforts for the six motors."""
+
+    def __init__(self, robot: RobotSpec, trajectory: Trajectory, physics_hz: int) -> None:
+        self.robot = robot
+        self.trajectory = trajectory
+        self.dt = 1.0 / physics_hz
+        m = robot.mass_kg
+        ixx, iyy, izz = robot.inertia
+        self.effective_mass = np.array([m, m, m, izz, iyy, ixx])
+        omega = np.array([6.0, 6.0, 8.0, 8.0, 12.0, 12.0])
+        self.pid = JointPid(
+            kp=omega**2,
+            ki=np.array([2.0, 2.0, 4.0, 2.0, 0.0, 0.0]),
+            kd=2.0 * omega,
+            effort_limit=self.effective_mass * np.array([6.0, 6.0, 3 * GRAVITY, 20.0, 40.0, 40.0]),
+        )
+        self.position_mode = np.ones(6, dtype=bool)
+        self._tilt = np.zeros(2)  # pitch, roll actually commanded (rate-limited)
+
+    def setpoint(self, t_s: float, yaw_now: float) -> Setpoint:
+        """Joint setpoints from the trajectory at time t (yaw unwrapped next to the current yaw)."""
+        ref = self.trajectory.reference(t_s)
+        yaw = yaw_now + np.arctan2(np.sin(ref.yaw - yaw_now), np.cos(ref.yaw - yaw_now))
+        speed = np.linalg.norm(ref.vel)
+        vel = ref.vel * min(1.0, self.robot.max_speed_mps / speed) if speed > 0 else ref.vel
+        max_yaw_rate = np.deg2rad(self.robot.max_yaw_rate_dps)
+        yaw_rate = float(np.clip(ref.yaw_rate, -max_yaw_rate, max_yaw_rate))
+        tilt_target = np.zeros(2)
+        if not self.robot.horizontal:
+            c, s = np.cos(yaw), np.sin(yaw)
+            a_forward = c * ref.acc[0] + s * ref.acc[1]
+            a_left = -s * ref.acc[0] + c * ref.acc[1]
+            limit = np.deg2rad(self.robot.max_roll_pitch_deg)
+            tilt_target = np.clip(
+                [np.arctan2(a_forward, GRAVITY), -np.arctan2(a_left, GRAVITY)], -limit, limit
+            )
+        max_step = np.deg2rad(self.robot.max_roll_pitch_rate_dps) * self.dt
+        tilt_rate = np.clip(tilt_target - self._tilt, -max_step, max_step) / self.dt
+        self._tilt = self._tilt + tilt_rate * self.dt
+        q_ref = np.array([*ref.pos, yaw, *self._tilt])
+        qd_ref = np.array([*vel, yaw_rate, *tilt_rate])
+        qdd_ff = np.array([*ref.acc, 0.0, 0.0, 0.0])
+        return Setpoint(q_ref, qd_ref, qdd_ff)
+
+    def effort(self, sp: Setpoint, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Motor forces/torques for a setpoint: PID + reference acceleration + weight support."""
+        acc = self.pid.update(q, qd, sp.q_ref, sp.qd_ref, self.position_mode, self.dt) + sp.qdd_ff
+        acc[2] += GRAVITY
+        effort = self.effective_mass * acc
+        return np.clip(effort, -self.pid.effort_limit, self.pid.effort_limit)

@@ -1,0 +1,47 @@
+"""`summarize_sequence`: what `twinsim info` shows about a sequence folder, as plain data."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from twinsim.errors import SequenceError
+from twinsim.sequence.layout import INCOMPLETE, STATUS_COMPLETE
+from twinsim.sequence.reader import read_metadata
+
+#: Metadata entries summarised below rather than copied as they are.
+_SUMMARISED = ("streams", "instances", "classes")
+
+
+def summarize_sequence(path: str | Path) -> dict:
+    """Duration, streams (type, rate, count, resolution), instances per class, seed, versions.
+
+    Works on partial sequences too (`complete` says which), so an interrupted run can be inspected.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise SequenceError(f"{path}: no such sequence folder")
+    metadata = read_metadata(path)
+    summary: dict = {
+        "path": str(path),
+        "complete": metadata.get("status") == STATUS_COMPLETE and not (path / INCOMPLETE).exists(),
+    }
+    summary |= {k: v for k, v in metadata.items() if k not in _SUMMARISED}
+    hz, steps = metadata.get("physics_hz"), metadata.get("recorded_steps")
+    if isinstance(hz, int) and hz > 0 and isinstance(steps, list) and len(steps) == 2:
+        summary["duration_s"] = (steps[1] - steps[0]) / hz
+    summary["streams"] = {name: _stream_summary(info) for name, info in metadata["streams"].items()}
+    instances = metadata.get("instances") or []
+    summary["n_instances"] = len(instances)
+    summary["n_dynamic_instances"] = sum(bool(i.get("dynamic")) for i in instances)
+    by_class = Counter(str(i.get("semantic_class")) for i in instances)
+    summary["instances_by_class"] = dict(sorted(by_class.items()))
+    summary["n_classes"] = len(metadata.get("classes") or [])
+    return summary
+
+
+def _stream_summary(info: dict) -> dict:
+    row = {key: info.get(key) for key in ("type", "rate_hz", "count")}
+    if info.get("type") == "camera":
+        row["resolution"] = f"{info.get('width')}x{info.get('height')}"
+    return row

@@ -1,0 +1,43 @@
+"""Names of every file and column in a sequence folder (documented in docs/sequence-format.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+SEQUENCE_FORMAT = "twinsim-sequence"
+SEQUENCE_FORMAT_VERSION = 1
+
+INCOMPLETE = "INCOMPLETE"
+METADATA = "metadata.json"
+SCENE = "scene.json"
+
+TABLE_FILE = "data.csv"
+FRAMES_FILE = "frames.csv"
+BOXES_FILE = "boxes.jsonl"
+
+STATUS_INCOMPLETE = "incomplete"
+STATUS_COMPLETE = "complete"
+
+#: Pose columns (TUM order: translation in metres, then the quaternion x, y, z, w).
+POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
+FRAME_COLUMNS = ("frame", "t_ns", *POSE_COLUMNS)
+IMU_COLUMNS = ("gyro_x", "gyro_y", "gyro_z", "accel_x", "accel_y", "accel_z")
+
+#: Per-frame image kinds of a camera and their file extensions.
+IMAGE_KINDS = {"rgb": "png", "depth": "npy", "instance": "png", "semantic": "png"}
+
+RESERVED_NAMES = frozenset({INCOMPLETE, METADATA, SCENE})
+
+
+def frame_path(camera_dir: Path, kind: str, index: int) -> Path:
+    """Path of one frame's image of the given kind, e.g. cam0/rgb/000012.png."""
+    return camera_dir / kind / f"{index:06d}.{IMAGE_KINDS[kind]}"
+
+
+def check_stream_name(name: str) -> None:
+    """Reject stream names that are not a single, plain folder name inside the sequence."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+        raise ValueError(f"stream name {name!r} must be a plain folder name (letters, digits, _-.)")
+    if name in RESERVED_NAMES:
+        raise ValueError(f"stream name {name!r} is reserved for a sequence file")

@@ -1,0 +1,208 @@
+"""Reading a complete sequence folder: metadata, scene, tables, IMU, ground truth, camera frames."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from twinsim.errors import SequenceError
+from twinsim.scene.spec import SceneSpec
+from twinsim.sequence.frames import Frame
+from twinsim.sequence.images import read_npy, read_png
+from twinsim.sequence.layout import (
+    BOXES_FILE,
+    FRAME_COLUMNS,
+    FRAMES_FILE,
+    IMU_COLUMNS,
+    INCOMPLETE,
+    METADATA,
+    POSE_COLUMNS,
+    SCENE,
+    STATUS_COMPLETE,
+    TABLE_FILE,
+    frame_path,
+)
+from twinsim.sequence.poses import rows_to_poses
+from twinsim.sequence.tables import parse_table
+
+
+@dataclass(frozen=True)
+class ImuData:
+    """IMU samples in the IMU frame: gyro (N, 3) rad/s, accel (N, 3) m/s² specific force."""
+
+    t_ns: np.ndarray
+    gyro: np.ndarray
+    accel: np.ndarray
+
+
+def read_metadata(path: Path) -> dict:
+    """Parse `metadata.json` of a sequence folder, with `SequenceError` naming what is wrong."""
+    file = Path(path) / METADATA
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SequenceError(f"{file}: missing (is {path} a sequence folder?)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SequenceError(f"{file}: cannot be read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise SequenceError(f"{file}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("streams"), dict):
+        raise SequenceError(f"{file}: expected a JSON object with a 'streams' mapping")
+    return data
+
+
+def open_sequence(path: str | Path) -> SequenceReader:
+    """Open a complete sequence for reading; refuses missing, partial or unreadable folders."""
+    path = Path(path)
+    if not path.is_dir():
+        raise SequenceError(f"{path}: no such sequence folder")
+    if (path / INCOMPLETE).exists():
+        raise SequenceError(
+            f"{path}: sequence is incomplete ({INCOMPLETE} marker present): the run was "
+            "interrupted or is still being written"
+        )
+    metadata = read_metadata(path)
+    status = metadata.get("status")
+    if status != STATUS_COMPLETE:
+        raise SequenceError(
+            f"{path / METADATA}: status is {status!r}, not {STATUS_COMPLETE!r}: "
+            "the sequence is partial"
+        )
+    return SequenceReader(path, metadata)
+
+
+class SequenceReader:
+    """A complete sequence on disk; every stream is read only when asked for."""
+
+    def __init__(self, path: Path, metadata: dict) -> None:
+        self.path = Path(path)
+        self.metadata = metadata
+
+    @cached_property
+    def scene(self) -> SceneSpec:
+        """The recorded world, parsed from scene.json."""
+        file = self.path / SCENE
+        try:
+            return SceneSpec.from_json(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SequenceError(f"{file}: cannot be parsed as a SceneSpec ({exc})") from None
+
+    @property
+    def streams(self) -> list[str]:
+        """Names of every recorded stream (tables and cameras)."""
+        return list(self.metadata["streams"])
+
+    def stream_info(self, stream: str) -> dict:
+        """The metadata entry of a stream (type, rate_hz, count, sensor parameters)."""
+        info = self.metadata["streams"].get(stream)
+        if info is None:
+            raise SequenceError(f"unknown stream {stream!r}; streams: {', '.join(self.streams)}")
+        return info
+
+    def table(self, stream: str) -> dict[str, np.ndarray]:
+        """A table stream as column name -> array (t_ns int64, every other column float64)."""
+        if self.stream_info(stream).get("type") == "camera":
+            raise SequenceError(f"{stream} is a camera stream; use camera({stream!r})")
+        name = f"{stream}/{TABLE_FILE}"
+        table = parse_table(self.path / name, 1, name)
+        if table.columns[0] != "t_ns":
+            raise SequenceError(f"{name}: first column is {table.columns[0]!r}, expected 't_ns'")
+        columns = {"t_ns": table.ints[:, 0]}
+        columns |= {c: table.values[:, i] for i, c in enumerate(table.columns[1:])}
+        return columns
+
+    def groundtruth(self, stream: str = "groundtruth_body") -> tuple[np.ndarray, np.ndarray]:
+        """(t_ns int64 [N], T_world_body float64 [N, 4, 4]) of a pose stream."""
+        columns = self._columns(stream, POSE_COLUMNS)
+        rows = np.stack([columns[c] for c in POSE_COLUMNS], axis=1)
+        return columns["t_ns"], rows_to_poses(rows)
+
+    def imu(self, name: str) -> ImuData:
+        """Gyroscope and accelerometer samples of an IMU stream."""
+        columns = self._columns(name, IMU_COLUMNS)
+        stacked = np.stack([columns[c] for c in IMU_COLUMNS], axis=1)
+        return ImuData(t_ns=columns["t_ns"], gyro=stacked[:, :3], accel=stacked[:, 3:])
+
+    def camera(self, name: str) -> CameraStream:
+        """A camera stream whose frames load lazily on indexing or iteration."""
+        info = self.stream_info(name)
+        if info.get("type") != "camera":
+            raise SequenceError(f"{name} is not a camera stream (type {info.get('type')!r})")
+        return CameraStream(self.path / name, name, info)
+
+    def _columns(self, stream: str, required: tuple[str, ...]) -> dict[str, np.ndarray]:
+        columns = self.table(stream)
+        missing = [c for c in required if c not in columns]
+        if missing:
+            raise SequenceError(f"{stream}/{TABLE_FILE}: missing columns {', '.join(missing)}")
+        return columns
+
+
+class CameraStream:
+    """Frames of one camera: timestamps and poses up front, images read on access."""
+
+    def __init__(self, folder: Path, name: str, info: dict) -> None:
+        self.name = name
+        self.folder = folder
+        try:
+            self.K = np.array(info["K"], dtype=np.float64).reshape(3, 3)
+            self.width, self.height = int(info["width"]), int(info["height"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SequenceError(
+                f"metadata.json: camera {name} needs K (3x3), width, height ({exc})"
+            ) from None
+        table = parse_table(folder / FRAMES_FILE, 2, f"{name}/{FRAMES_FILE}")
+        if table.columns != FRAME_COLUMNS:
+            raise SequenceError(f"{name}/{FRAMES_FILE}: header must be {','.join(FRAME_COLUMNS)}")
+        self.t_ns: np.ndarray = table.ints[:, 1]
+        self.T_world_cam: np.ndarray = rows_to_poses(table.values)
+        try:
+            self._boxes = (folder / BOXES_FILE).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise SequenceError(f"{name}/{BOXES_FILE}: cannot be read ({exc})") from None
+        if len(self._boxes) != len(self.t_ns):
+            raise SequenceError(
+                f"{name}/{BOXES_FILE}: {len(self._boxes)} lines for {len(self.t_ns)} frames"
+            )
+
+    def __len__(self) -> int:
+        return len(self.t_ns)
+
+    def __iter__(self) -> Iterator[Frame]:
+        for index in range(len(self)):
+            yield self[index]
+
+    def __getitem__(self, index: int) -> Frame:
+        """Load frame `index` (negative counts from the end)."""
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"{self.name}: frame {index} out of range for {n} frames")
+        index %= n
+        rgb = read_png(frame_path(self.folder, "rgb", index), self._label("rgb", index))
+        if rgb.ndim != 3:
+            raise SequenceError(f"{self._label('rgb', index)}: expected 3 channels")
+        record = json.loads(self._boxes[index])
+        return Frame(
+            index=index,
+            t_ns=int(self.t_ns[index]),
+            rgb=cv2.cvtColor(rgb, cv2.COLOR_BGR2RGB),
+            depth=read_npy(frame_path(self.folder, "depth", index), self._label("depth", index)),
+            instance=read_png(
+                frame_path(self.folder, "instance", index), self._label("instance", index)
+            ),
+            semantic=read_png(
+                frame_path(self.folder, "semantic", index), self._label("semantic", index)
+            ),
+            K=self.K.copy(),
+            T_world_cam=self.T_world_cam[index].copy(),
+            boxes=record["boxes"],
+        )
+
+    def _label(self, kind: str, index: int) -> str:
+        return frame_path(Path(self.name), kind, index).as_posix()

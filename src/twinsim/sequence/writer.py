@@ -1,0 +1,352 @@
+"""`SequenceWriter`: streams a run into a sequence folder as it is simulated.
+
+Tables are appended line by line and flushed at once; image encoding and disk writes run on a
+small thread pool (OpenCV and file I/O release the GIL) so they overlap with rendering, with a
+bound on frames in flight so memory stays flat over long runs. The folder carries an INCOMPLETE
+marker until `close()` has flushed everything and written the final metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import operator
+import os
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+import cv2
+import numpy as np
+
+from twinsim.errors import OutputFolderError
+from twinsim.sequence.frames import CameraFrame
+from twinsim.sequence.images import write_npy, write_png
+from twinsim.sequence.layout import (
+    BOXES_FILE,
+    FRAME_COLUMNS,
+    FRAMES_FILE,
+    IMAGE_KINDS,
+    INCOMPLETE,
+    METADATA,
+    SCENE,
+    SEQUENCE_FORMAT,
+    SEQUENCE_FORMAT_VERSION,
+    STATUS_COMPLETE,
+    STATUS_INCOMPLETE,
+    TABLE_FILE,
+    check_stream_name,
+    frame_path,
+)
+from twinsim.sequence.poses import pose_to_row
+from twinsim.sequence.tables import format_row
+
+logger = logging.getLogger(__name__)
+
+#: Frames whose images may be queued or being written at once; the caller waits beyond this.
+MAX_FRAMES_IN_FLIGHT = 4
+
+_INCOMPLETE_TEXT = (
+    "This sequence is incomplete: its writer has not finished (the run is still being written,\n"
+    "or it was interrupted). Readers refuse it; twinsim.sequence.validate_sequence reports\n"
+    "what is there.\n"
+)
+
+
+@dataclass
+class _Table:
+    file: TextIO
+    n_values: int
+    count: int = 0
+    last_t_ns: int | None = None
+
+
+@dataclass
+class _Camera:
+    folder: Path
+    frames: TextIO
+    boxes: TextIO
+    count: int = 0
+    last_t_ns: int | None = None
+    shape: tuple[int, int] | None = None
+
+
+class SequenceWriter:
+    """Writes one sequence folder; use as a context manager so a failed run stays marked partial."""
+
+    def __init__(self, path: Path, scene_json: str, metadata: dict, image_workers: int = 2) -> None:
+        self.path = Path(path)
+        self._metadata = _plain_json(metadata)
+        self._metadata.setdefault("streams", {})
+        self._metadata["format"] = SEQUENCE_FORMAT
+        self._metadata["format_version"] = SEQUENCE_FORMAT_VERSION
+        self._metadata["status"] = STATUS_INCOMPLETE
+        _prepare_folder(self.path)
+        (self.path / INCOMPLETE).write_text(_INCOMPLETE_TEXT, encoding="ascii")
+        (self.path / SCENE).write_text(scene_json, encoding="utf-8")
+        _write_json_atomic(self.path / METADATA, self._metadata)
+        self._tables: dict[str, _Table] = {}
+        self._cameras: dict[str, _Camera] = {}
+        self._pool = ThreadPoolExecutor(max_workers=image_workers, thread_name_prefix="seq-io")
+        self._in_flight: deque[list[Future[None]]] = deque()
+        self._closed = False
+
+    def add_table(self, stream: str, columns: Sequence[str]) -> None:
+        """Start `<stream>/data.csv` with header t_ns + columns (float64 values)."""
+        self._check_new_stream(stream, camera=False)
+        columns = list(columns)
+        if "t_ns" in columns or len(set(columns)) != len(columns) or not all(columns):
+            raise ValueError(f"{stream}: columns must be unique, non-empty, without t_ns")
+        folder = self.path / stream
+        folder.mkdir()
+        file = _open_lines(folder / TABLE_FILE)
+        file.write(",".join(["t_ns", *columns]) + "\n")
+        self._tables[stream] = _Table(file=file, n_values=len(columns))
+
+    def append(self, stream: str, t_ns: int, values: np.ndarray | Sequence[float]) -> None:
+        """Append one row at time t_ns (strictly after the previous row) and flush it."""
+        table = self._tables.get(stream)
+        if table is None or self._closed:
+            raise ValueError(
+                f"{stream}: not an open table stream (add_table first; not after close)"
+            )
+        t_ns = _later_time(stream, t_ns, table.last_t_ns)
+        row = np.asarray(values, dtype=np.float64)
+        if row.shape != (table.n_values,):
+            raise ValueError(f"{stream}: expected {table.n_values} values, got shape {row.shape}")
+        table.file.write(format_row((t_ns,), row))
+        table.count += 1
+        table.last_t_ns = t_ns
+
+    def add_camera(self, name: str) -> None:
+        """Start a camera stream: its image folders, frames.csv and boxes.jsonl."""
+        self._check_new_stream(name, camera=True)
+        folder = self.path / name
+        folder.mkdir()
+        for kind in IMAGE_KINDS:
+            (folder / kind).mkdir()
+        frames = _open_lines(folder / FRAMES_FILE)
+        frames.write(",".join(FRAME_COLUMNS) + "\n")
+        self._cameras[name] = _Camera(
+            folder=folder, frames=frames, boxes=_open_lines(folder / BOXES_FILE)
+        )
+
+    def write_frame(self, name: str, frame: CameraFrame) -> None:
+        """Queue a frame's images for writing and record its pose and boxes (in index order)."""
+        camera = self._cameras.get(name)
+        if camera is None or self._closed:
+            raise ValueError(
+                f"{name}: not an open camera stream (add_camera first; not after close)"
+            )
+        if operator.index(frame.index) != camera.count:
+            raise ValueError(f"{name}: frame index {frame.index}, expected {camera.count}")
+        t_ns = _later_time(name, frame.t_ns, camera.last_t_ns)
+        images = _frame_images(name, frame, camera)
+        pose = pose_to_row(frame.T_world_cam)
+        boxes = json.dumps(
+            {"frame": camera.count, "t_ns": t_ns, "boxes": frame.boxes},
+            default=_json_default,
+            allow_nan=False,
+            separators=(",", ":"),
+        )
+        self._wait_for_room()
+        self._in_flight.append(
+            [
+                self._pool.submit(
+                    write_npy if kind == "depth" else write_png,
+                    frame_path(camera.folder, kind, camera.count),
+                    image,
+                )
+                for kind, image in images.items()
+            ]
+        )
+        camera.frames.write(format_row((camera.count, t_ns), pose))
+        camera.boxes.write(boxes + "\n")
+        camera.count += 1
+        camera.last_t_ns = t_ns
+
+    def close(self, extra_metadata: dict | None = None) -> None:
+        """Finish every write, record per-stream counts, mark complete and remove INCOMPLETE."""
+        if self._closed:
+            return
+        try:
+            while self._in_flight:
+                for future in self._in_flight.popleft():
+                    future.result()
+            self._close_files()
+            if extra_metadata:
+                _merge(self._metadata, _plain_json(extra_metadata))
+            counts = {n: t.count for n, t in self._tables.items()}
+            counts |= {n: c.count for n, c in self._cameras.items()}
+            for stream, count in counts.items():
+                self._metadata["streams"][stream]["count"] = count
+            self._metadata["status"] = STATUS_COMPLETE
+            _write_json_atomic(self.path / METADATA, self._metadata)
+            (self.path / INCOMPLETE).unlink()
+        finally:
+            self._shut_down()
+
+    def __enter__(self) -> SequenceWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.close()
+        elif not self._closed:
+            self._shut_down()
+
+    def _check_new_stream(self, stream: str, camera: bool) -> None:
+        check_stream_name(stream)
+        if self._closed:
+            raise ValueError(f"{stream}: the writer is closed")
+        if stream in self._tables or stream in self._cameras:
+            raise ValueError(f"stream {stream!r} was already added")
+        info = self._metadata["streams"].get(stream)
+        if not isinstance(info, dict):
+            raise ValueError(f"stream {stream!r} is not described in metadata['streams']")
+        if (info.get("type") == "camera") != camera:
+            kind = "add_camera" if info.get("type") == "camera" else "add_table"
+            raise ValueError(f"stream {stream!r} has type {info.get('type')!r}: use {kind}")
+
+    def _wait_for_room(self) -> None:
+        """Block until fewer than MAX_FRAMES_IN_FLIGHT frames are pending, re-raising I/O errors."""
+        while len(self._in_flight) >= MAX_FRAMES_IN_FLIGHT:
+            for future in self._in_flight.popleft():
+                future.result()
+
+    def _close_files(self) -> None:
+        for table in self._tables.values():
+            table.file.close()
+        for camera in self._cameras.values():
+            camera.frames.close()
+            camera.boxes.close()
+
+    def _shut_down(self) -> None:
+        """Let queued writes finish (logging failures), close files and the pool; idempotent."""
+        self._closed = True
+        pending = [f for frame in self._in_flight for f in frame]
+        self._in_flight.clear()
+        wait(pending)
+        for future in pending:
+            if future.exception() is not None:
+                logger.warning("sequence %s: %s", self.path, future.exception())
+        self._close_files()
+        self._pool.shutdown(wait=True)
+
+
+def check_output_folder(path: Path) -> None:
+    """Raise `OutputFolderError` unless `path` is an empty writable folder or can be created."""
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        if not path.is_dir():
+            raise OutputFolderError(f"{path}: exists and is not a directory")
+        if any(path.iterdir()):
+            raise OutputFolderError(f"{path}: exists and is not empty; choose a new folder")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise OutputFolderError(f"{path}: is not writable")
+        return
+    ancestor = next(p for p in path.absolute().parents if p.exists())
+    if not ancestor.is_dir():
+        raise OutputFolderError(f"{path}: cannot be created, {ancestor} is not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise OutputFolderError(f"{path}: cannot be created, {ancestor} is not writable")
+
+
+def _prepare_folder(path: Path) -> None:
+    """Create the output folder (with parents), or accept an empty one; refuse anything else."""
+    check_output_folder(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputFolderError(f"{path}: cannot be created ({exc})") from None
+
+
+def _open_lines(path: Path) -> TextIO:
+    """A line-buffered text file: every complete row reaches the OS as soon as it is written."""
+    return path.open("w", encoding="utf-8", newline="\n", buffering=1)
+
+
+def _later_time(stream: str, t_ns: int, last: int | None) -> int:
+    """t_ns as a Python int, checked to be strictly after the stream's previous timestamp."""
+    if isinstance(t_ns, bool | float):
+        raise TypeError(f"{stream}: t_ns must be an integer number of nanoseconds, got {t_ns!r}")
+    t_ns = operator.index(t_ns)
+    if last is not None and t_ns <= last:
+        raise ValueError(f"{stream}: t_ns {t_ns} is not after the previous {last}")
+    return t_ns
+
+
+def _frame_images(name: str, frame: CameraFrame, camera: _Camera) -> dict[str, np.ndarray]:
+    """Check shapes and dtypes; copy the arrays (BGR for OpenCV) so callers may reuse them."""
+    rgb, depth = np.asarray(frame.rgb), np.asarray(frame.depth)
+    instance, semantic = np.asarray(frame.instance), np.asarray(frame.semantic)
+    shape = depth.shape
+    if len(shape) != 2:
+        raise ValueError(f"{name}: frame {frame.index} depth must be (H, W), got shape {shape}")
+    if camera.shape is not None and shape != camera.shape:
+        raise ValueError(f"{name}: frame {frame.index} is {shape}, earlier frames {camera.shape}")
+    expected = {
+        "rgb": (rgb, (*shape, 3), (np.uint8,)),
+        "depth": (depth, shape, (np.float32,)),
+        "instance": (instance, shape, (np.uint16,)),
+        "semantic": (semantic, shape, (np.uint16, np.uint8)),
+    }
+    for kind, (array, want_shape, dtypes) in expected.items():
+        if array.shape != want_shape or array.dtype not in dtypes:
+            allowed = " or ".join(np.dtype(d).name for d in dtypes)
+            raise ValueError(
+                f"{name}: frame {frame.index} {kind} is {array.dtype}{array.shape}, "
+                f"expected {allowed}{want_shape} (H, W from depth)"
+            )
+    camera.shape = shape
+    return {
+        "rgb": cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
+        "depth": depth.copy(),
+        "instance": instance.copy(),
+        "semantic": semantic.copy(),
+    }
+
+
+def _json_default(value: Any) -> Any:
+    """Serialise numpy scalars and arrays found in metadata or boxes as plain JSON values."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable: {value!r}")
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, default=_json_default, allow_nan=False, indent=1, sort_keys=True)
+
+
+def _plain_json(data: dict) -> dict:
+    """A deep copy of `data` as plain JSON values (fails early on what JSON cannot hold)."""
+    return json.loads(_dumps(data))
+
+
+def _merge(target: dict, extra: dict) -> None:
+    """Merge `extra` into `target`, recursing into nested mappings."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = value
+
+
+def _write_json_atomic(path: Path, data: dict) -> None:
+    """Write JSON to a temporary file and rename it over `path`: never half a file on disk."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(_dumps(data) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,245 @@
+"""The simulation loop: build the world from a config, fly it, and stream every sensor to disk.
+
+Time is the integer physics step k (t_ns = round(k·1e9 / physics_hz)); a sensor with rate r
+fires at every step that is a multiple of physics_hz / r. Steps before `bootstrap_s` settle the
+world and are not recorded. Everything recorded at step k describes the same instant.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from twinsim import __version__
+from twinsim.config import TwinsimConfig
+from twinsim.engine.backend import configure_backend
+from twinsim.geometry import T_to_pos_quat_xyzw
+from twinsim.robots.controller import FlightController
+from twinsim.robots.drone import JOINT_NAMES, drone_body, pose_to_qpos
+from twinsim.robots.planner import plan_flight
+from twinsim.robots.trajectory import Trajectory
+from twinsim.scene.apartment import generate_apartment
+from twinsim.scene.spec import RobotSpec, SceneSpec
+from twinsim.scene.vocabulary import SEMANTIC_CLASSES
+from twinsim.sensors.annotate import annotate_frame
+from twinsim.sensors.rig import resolve_sensors, sensor_metadata
+from twinsim.sequence import SequenceWriter, step_to_ns
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[int, int], None]
+
+POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
+ODOM_COLUMNS = (*POSE_COLUMNS, "vx", "vy", "vz", "wx", "wy", "wz")
+IMU_COLUMNS = ("gyro_x", "gyro_y", "gyro_z", "accel_x", "accel_y", "accel_z")
+JOINT_COLUMNS = tuple(
+    f"{kind}_{j}" for kind in ("position", "velocity", "effort") for j in JOINT_NAMES
+)
+ROBOT_STATE_COLUMNS = tuple(
+    f"{kind}_{j}"
+    for kind in ("qpos", "qvel", "qacc_warmstart", "q_ref", "qd_ref", "qdd_ff", "ctrl")
+    for j in JOINT_NAMES
+)
+
+
+def build_scene(cfg: TwinsimConfig) -> SceneSpec:
+    """Resolve a config into a complete world: layout, furniture, lights, robot path, sensors."""
+    rng = np.random.default_rng(cfg.seed)
+    layout = generate_apartment(cfg.scene, rng)
+    plan = plan_flight(
+        rooms=layout.rooms,
+        doors=layout.doors,
+        objects=layout.objects,
+        wall_height=layout.wall_height,
+        robot_cfg=cfg.robot,
+        duration_s=cfg.sim.bootstrap_s + cfg.sim.duration_s,
+        rng=rng,
+    )
+    body = drone_body(cfg.robot)
+    robot = RobotSpec(
+        mass_kg=body.mass_kg,
+        inertia=body.inertia,
+        half_size=body.half_size,
+        start_pos=tuple(plan.start_pos),
+        start_yaw=plan.start_yaw,
+        horizontal=cfg.robot.horizontal,
+        max_speed_mps=cfg.robot.max_speed_mps,
+        max_roll_pitch_rate_dps=cfg.robot.max_roll_pitch_rate_dps,
+        max_yaw_rate_dps=cfg.robot.max_yaw_rate_dps,
+        max_roll_pitch_deg=cfg.robot.max_roll_pitch_deg,
+        path=plan.path,
+    )
+    return SceneSpec(
+        seed=cfg.seed,
+        wall_height=layout.wall_height,
+        bounds_min=layout.bounds_min,
+        bounds_max=layout.bounds_max,
+        rooms=layout.rooms,
+        doors=layout.doors,
+        objects=layout.objects,
+        textures=layout.textures,
+        materials=layout.materials,
+        lights=layout.lights,
+        robot=robot,
+        sensors=resolve_sensors(cfg),
+    )
+
+
+@dataclass(frozen=True)
+class StepRange:
+    """The steps of a run: [0, start) bootstrap, [start, end) recorded."""
+
+    start: int
+    end: int
+
+
+def step_range(cfg: TwinsimConfig) -> StepRange:
+    hz = cfg.sim.physics_hz
+    start = round(cfg.sim.bootstrap_s * hz)
+    return StepRange(start, start + round(cfg.sim.duration_s * hz))
+
+
+def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> dict:
+    """Everything a reader needs besides the streams: versions, seed, config, sensors, vocabulary."""
+    import mujoco
+
+    streams: dict[str, dict] = {s.name: sensor_metadata(s) for s in scene.sensors}
+    gt = cfg.groundtruth
+    streams["groundtruth_body"] = {"type": "pose", "rate_hz": gt.pose_rate_hz, "pose": "T_world_body"}
+    for s in scene.sensors:
+        if s.type == "camera":
+            streams[f"groundtruth_{s.name}"] = {
+                "type": "pose",
+                "rate_hz": gt.pose_rate_hz,
+                "pose": f"T_world_{s.name} (OpenCV optical frame)",
+            }
+    streams["odometry"] = {
+        "type": "odometry",
+        "rate_hz": gt.odometry_rate_hz,
+        "pose": "T_world_body",
+        "twist": "linear (vx, vy, vz) and angular (wx, wy, wz) velocity in the body frame",
+    }
+    streams["joint_states"] = {
+        "type": "joint_states",
+        "rate_hz": gt.joint_state_rate_hz,
+        "joints": list(JOINT_NAMES),
+        "units": "slides in m, m/s, N; hinges in rad, rad/s, N·m",
+    }
+    streams["robot_state"] = {
+        "type": "robot_state",
+        "rate_hz": cfg.sim.physics_hz,
+        "joints": list(JOINT_NAMES),
+        "note": "physics-rate state and setpoints at each step, before the step; for replay",
+    }
+    return {
+        "format": "twinsim-sequence",
+        "format_version": 1,
+        "twinsim_version": __version__,
+        "mujoco_version": mujoco.__version__,
+        "python_version": platform.python_version(),
+        "seed": cfg.seed,
+        "config": cfg.model_dump(mode="json"),
+        "physics_hz": cfg.sim.physics_hz,
+        "bootstrap_steps": steps.start,
+        "recorded_steps": [steps.start, steps.end],
+        "time": "int64 nanoseconds of simulation time, t_ns = round(k * 1e9 / physics_hz)",
+        "classes": list(SEMANTIC_CLASSES),
+        "instances": scene.instance_table(),
+        "rooms": [r.model_dump(mode="json") for r in scene.rooms],
+        "streams": streams,
+    }
+
+
+def run(cfg: TwinsimConfig, out: Path, progress: ProgressCallback | None = None) -> Path:
+    """Generate a world for `cfg`, fly it, and record the sequence into the folder `out`."""
+    return record(build_scene(cfg), cfg, out, progress)
+
+
+def record(
+    scene: SceneSpec, cfg: TwinsimConfig, out: Path, progress: ProgressCallback | None = None
+) -> Path:
+    """Fly the robot of a resolved `scene` along its path and record every stream into `out`."""
+    configure_backend(cfg.render.backend)
+    from twinsim.engine.world import World
+
+    steps = step_range(cfg)
+    metadata = build_metadata(cfg, scene, steps)
+    world = World(scene, cfg.render, cfg.sim.physics_hz)
+    try:
+        with SequenceWriter(Path(out), scene.to_json(), metadata) as writer:
+            _fly(cfg, scene, world, writer, steps, progress)
+            writer.close()
+    finally:
+        world.close()
+    return Path(out)
+
+
+def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> None:
+    hz = cfg.sim.physics_hz
+    cameras = [s for s in scene.sensors if s.type == "camera"]
+    imus = [s for s in scene.sensors if s.type == "imu"]
+    gt = cfg.groundtruth
+    period = {s.name: hz // s.rate_hz for s in scene.sensors}
+    pose_p, odom_p, joint_p = hz // gt.pose_rate_hz, hz // gt.odometry_rate_hz, hz // gt.joint_state_rate_hz
+
+    for cam in cameras:
+        writer.add_camera(cam.name)
+        writer.add_table(f"groundtruth_{cam.name}", POSE_COLUMNS)
+    for imu in imus:
+        writer.add_table(imu.name, IMU_COLUMNS)
+    writer.add_table("groundtruth_body", POSE_COLUMNS)
+    writer.add_table("odometry", ODOM_COLUMNS)
+    writer.add_table("joint_states", JOINT_COLUMNS)
+    writer.add_table("robot_state", ROBOT_STATE_COLUMNS)
+
+    robot = scene.robot
+    controller = FlightController(robot, Trajectory.from_path_points(robot.path), hz)
+    world.set_robot_state(pose_to_qpos(robot.start_pos, robot.start_yaw), np.zeros(6))
+    frame_index = {c.name: 0 for c in cameras}
+    total = steps.end - steps.start
+    for k in range(steps.end):
+        world.step_begin()
+        q, qd = world.robot_qpos(), world.robot_qvel()
+        sp = controller.setpoint(k / hz, yaw_now=q[3])
+        ctrl = controller.effort(sp, q, qd)
+        recording = k >= steps.start
+        if recording:
+            t_ns = step_to_ns(k, hz)
+            writer.append(
+                "robot_state",
+                t_ns,
+                np.concatenate([q, qd, world.qacc_warmstart(), sp.q_ref, sp.qd_ref, sp.qdd_ff, ctrl]),
+            )
+            if k % pose_p == 0:
+                writer.append("groundtruth_body", t_ns, T_to_pos_quat_xyzw(world.T_world_body()))
+                for cam in cameras:
+                    writer.append(
+                        f"groundtruth_{cam.name}", t_ns, T_to_pos_quat_xyzw(world.T_world_cam(cam.name))
+                    )
+            if k % odom_p == 0:
+                vel = world.body_velocity_local()
+                pose = T_to_pos_quat_xyzw(world.T_world_body())
+                writer.append("odometry", t_ns, np.concatenate([pose, vel[3:], vel[:3]]))
+            for cam in cameras:
+                if k % period[cam.name] == 0:
+                    frame = annotate_frame(world, cam, frame_index[cam.name], t_ns)
+                    writer.write_frame(cam.name, frame)
+                    frame_index[cam.name] += 1
+        world.step_end(ctrl)
+        if recording:
+            for imu in imus:
+                if k % period[imu.name] == 0:
+                    gyro, accel = world.imu(imu.name)
+                    writer.append(imu.name, t_ns, np.concatenate([gyro, accel]))
+            if k % joint_p == 0:
+                writer.append(
+                    "joint_states", t_ns, np.concatenate([q, qd, world.actuator_force()])
+                )
+            done = k - steps.start + 1
+            if progress is not None and (done % max(1, hz // 10) == 0 or done == total):
+                progress(done, total)

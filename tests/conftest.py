@@ -1,0 +1,117 @@
+"""Shared fixtures: a hand-built room whose geometry the tests know exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from twinsim.config import CameraConfig, ImuConfig, RenderConfig, TwinsimConfig
+from twinsim.scene.spec import (
+    GeomSpec,
+    LightSpec,
+    MaterialSpec,
+    ObjectSpec,
+    RobotSpec,
+    RoomSpec,
+    SceneSpec,
+)
+from twinsim.sensors.rig import resolve_sensors
+
+ROOM_X = (-3.0, 3.0)  # inner faces of the walls along x
+ROOM_Y = (-2.0, 2.0)
+WALL_HEIGHT = 2.5
+WALL_T = 0.1
+
+
+def _box(iid: int, name: str, cls: str, center, half, material: str) -> ObjectSpec:
+    return ObjectSpec(
+        instance_id=iid,
+        name=name,
+        semantic_class=cls,
+        room_id=0,
+        pos=tuple(float(c) for c in center),
+        geoms=(GeomSpec(type="box", size=tuple(float(h) for h in half), material=material),),
+    )
+
+
+def box_room_scene(
+    cam: CameraConfig | None = None, start=(0.0, 0.0, 1.2), start_yaw: float = 0.0
+) -> SceneSpec:
+    """A 6 × 4 m room with walls whose inner faces lie exactly at x = ±3 m and y = ±2 m."""
+    hx, hy, t = ROOM_X[1], ROOM_Y[1], WALL_T / 2
+    h = WALL_HEIGHT / 2
+    objects = [
+        _box(1, "floor", "floor", (0, 0, -0.05), (hx, hy, 0.05), "grey"),
+        _box(2, "ceiling", "ceiling", (0, 0, WALL_HEIGHT + 0.05), (hx, hy, 0.05), "white"),
+        _box(3, "wall_east", "wall", (hx + t, 0, h), (t, hy + 2 * t, h), "red"),
+        _box(4, "wall_west", "wall", (-hx - t, 0, h), (t, hy + 2 * t, h), "green"),
+        _box(5, "wall_north", "wall", (0, hy + t, h), (hx, t, h), "blue"),
+        _box(6, "wall_south", "wall", (0, -hy - t, h), (hx, t, h), "grey"),
+        _box(7, "cabinet", "cabinet", (2.0, 1.2, 0.5), (0.3, 0.4, 0.5), "wood"),
+        _box(8, "table", "table", (-1.5, -0.8, 0.375), (0.6, 0.4, 0.375), "wood"),
+    ]
+    colors = {
+        "grey": (0.5, 0.5, 0.5, 1),
+        "white": (0.9, 0.9, 0.9, 1),
+        "red": (0.8, 0.3, 0.3, 1),
+        "green": (0.3, 0.8, 0.3, 1),
+        "blue": (0.3, 0.3, 0.8, 1),
+        "wood": (0.6, 0.4, 0.2, 1),
+    }
+    cfg = TwinsimConfig(
+        cameras={"cam0": cam or CameraConfig(width=64, height=48)},
+        imus={"imu0": ImuConfig()},
+    )
+    return SceneSpec(
+        seed=0,
+        wall_height=WALL_HEIGHT,
+        bounds_min=(ROOM_X[0], ROOM_Y[0], 0.0),
+        bounds_max=(ROOM_X[1], ROOM_Y[1], WALL_HEIGHT),
+        rooms=(
+            RoomSpec(
+                room_id=0,
+                type="living_room",
+                name="room",
+                polygon=((-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy)),
+            ),
+        ),
+        doors=(),
+        objects=tuple(objects),
+        textures=(),
+        materials=tuple(MaterialSpec(name=n, rgba=c) for n, c in colors.items()),
+        lights=(LightSpec(name="sun", pos=(0, 0, 2.4), diffuse=(0.7, 0.7, 0.7)),),
+        robot=RobotSpec(
+            mass_kg=1.5,
+            inertia=(0.0165, 0.0165, 0.0324),
+            half_size=(0.18, 0.18, 0.05),
+            start_pos=tuple(start),
+            start_yaw=start_yaw,
+            max_speed_mps=0.5,
+            max_roll_pitch_rate_dps=40,
+            max_yaw_rate_dps=30,
+            max_roll_pitch_deg=25,
+        ),
+        sensors=resolve_sensors(cfg),
+    )
+
+
+@pytest.fixture(scope="session")
+def gl_backend() -> str:
+    from twinsim.engine.backend import configure_backend
+
+    return configure_backend("auto")
+
+
+@pytest.fixture
+def box_world(gl_backend):
+    """A World of the box room with a 64×48 camera; closed after the test."""
+    from twinsim.engine.world import World
+
+    world = World(box_room_scene(), RenderConfig(shadow_size=512), physics_hz=240)
+    yield world
+    world.close()
+
+
+def place(world, pos, yaw=0.0, pitch=0.0, roll=0.0) -> None:
+    """Teleport the robot to a pose, at rest."""
+    world.set_robot_state(np.array([*pos, yaw, pitch, roll], float), np.zeros(6))

@@ -1,0 +1,72 @@
+"""Every bad input gets a one-line error naming the field and what is allowed, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from twinsim.cli import app
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--config", "no-such-preset"], r"unknown preset 'no-such-preset'; allowed: default"),
+        (["--set", "cameras.cam0.widht=320"], r"unknown config field 'cameras\.cam0\.widht'.*width"),
+        (["--set", "imus.imu0.rate_hz=7"], r"imus\.imu0\.rate_hz=7 must divide sim\.physics_hz=240"),
+        (["--set", "cameras.cam0.rate_hz=50"], r"cameras\.cam0\.rate_hz=50 must divide.*allowed: 1, 2"),
+        (["--duration", "0"], r"sim\.duration_s: Input should be greater than 0"),
+        (["--duration", "-5"], r"sim\.duration_s: Input should be greater than 0"),
+        (["--set", "scene.max_rooms=12"], r"scene\.max_rooms: Input should be less than or equal to 8"),
+        (["--set", "render.backend=vulkan"], r"render\.backend: Input should be 'auto', 'egl' or 'osmesa'"),
+        (["--set", "nonsense"], r"--set expects key\.path=value"),
+    ],
+)
+def test_bad_config_is_one_line_exit_2(tmp_path, args, expected):
+    import re
+
+    out = tmp_path / "seq"
+    result = runner.invoke(app, ["run", "--out", str(out), *args])
+    assert result.exit_code == 2, result.output
+    text = result.output.strip()
+    assert "Traceback" not in text
+    assert len(text.splitlines()) == 1, text
+    assert re.search(expected, text), text
+    assert not out.exists()
+
+
+def test_non_empty_output_folder_is_refused_untouched(tmp_path):
+    out = tmp_path / "seq"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    result = runner.invoke(app, ["run", "--config", "tiny", "--out", str(out)])
+    assert result.exit_code == 2
+    assert "not empty" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_output_below_a_file_is_refused(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = runner.invoke(app, ["run", "--config", "tiny", "--out", str(blocker / "seq")])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert str(blocker) in result.output.replace("\n", "")
+
+
+def test_config_file_with_misspelt_key(tmp_path):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("sim:\n  duraton_s: 3\n")
+    result = runner.invoke(app, ["run", "--config", str(cfg), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "unknown config field 'sim.duraton_s'; allowed here: physics_hz, bootstrap_s, duration_s" in result.output
+
+
+def test_validate_and_info_on_missing_folder(tmp_path):
+    missing = tmp_path / "nothing"
+    assert runner.invoke(app, ["validate", str(missing)]).exit_code == 1
+    result = runner.invoke(app, ["info", str(missing)])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output

@@ -68,7 +68,8 @@ def _raw_cost(seq_path: Path, n_frames: int) -> float:
     times = []
     for i in rows:
         world.set_robot_state(
-            [state[c][i] for c in qpos_cols], [state[c.replace("qpos", "qvel")][i] for c in qpos_cols]
+            [state[c][i] for c in qpos_cols],
+            [state[c.replace("qpos", "qvel")][i] for c in qpos_cols],
         )
         t0 = time.perf_counter()
         renderer.render_raw(world.data)
@@ -80,11 +81,15 @@ def _raw_cost(seq_path: Path, n_frames: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--short", type=float, default=10.0, help="seconds of the short run")
     parser.add_argument("--long", type=float, default=60.0, help="seconds of the long run")
-    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" / "frame_cost.json")
+    parser.add_argument(
+        "--json", type=Path, default=Path(__file__).parent / "results" / "frame_cost.json"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,17 +111,22 @@ def main() -> None:
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"raw MuJoCo frame (RGB+depth pass + segmentation pass): {result['raw_mujoco_ms_per_frame']:.1f} ms")
-    print(f"pipeline frame (everything, until flushed):             {result['pipeline_ms_per_frame']:.1f} ms")
-    print(f"ratio pipeline / raw:                                    {result['ratio_pipeline_to_raw']:.2f}")
-    print(f"recorded frames per second:                              {result['recorded_frames_per_s']:.1f}")
+    rows = [
+        ("raw MuJoCo frame (RGB+depth pass + segmentation pass)", "raw_mujoco_ms_per_frame", "ms"),
+        ("pipeline frame (everything, until flushed)", "pipeline_ms_per_frame", "ms"),
+        ("ratio pipeline / raw", "ratio_pipeline_to_raw", ""),
+        ("recorded frames per second", "recorded_frames_per_s", ""),
+    ]
+    for label, key, unit in rows:
+        print(f"{label:<56} {result[key]:8.2f} {unit}")
     print(
         f"{args.long:g} s run all inclusive (generation, start-up): "
         f"{long['wall_s']:.0f} s, {result['long_run_all_inclusive_frames_per_s']:.1f} frames/s"
     )
+    growth = result["rss_growth_long_vs_short"]
     print(
         f"peak RSS: {short['peak_rss_mb']:.0f} MB ({args.short:g} s run), "
-        f"{long['peak_rss_mb']:.0f} MB ({args.long:g} s run), growth {result['rss_growth_long_vs_short']:+.1%}"
+        f"{long['peak_rss_mb']:.0f} MB ({args.long:g} s run), growth {growth:+.1%}"
     )
     print(f"written to {args.json}")
 

@@ -51,7 +51,14 @@ def test_two_views_of_static_scene_agree_below_1cm(gl_backend):
     vf = pb[:, 1] / pb[:, 2] * K[1, 1] + K[1, 2]
     u0, v0 = np.floor(uf).astype(int), np.floor(vf).astype(int)
     ok = (pb[:, 2] > 0.1) & (u0 >= 0) & (u0 < cam.width - 1) & (v0 >= 0) & (v0 < cam.height - 1)
-    u0, v0, du, dv, z_pred, inst = u0[ok], v0[ok], (uf - u0)[ok], (vf - v0)[ok], pb[ok, 2], inst_a[ok]
+    u0, v0, du, dv, z_pred, inst = (
+        u0[ok],
+        v0[ok],
+        (uf - u0)[ok],
+        (vf - v0)[ok],
+        pb[ok, 2],
+        inst_a[ok],
+    )
     # B sees the same surface where all four neighbours of the projected point show that instance
     corners = [(v0, u0), (v0, u0 + 1), (v0 + 1, u0), (v0 + 1, u0 + 1)]
     same = np.all([b.instance[r, c] == inst for r, c in corners], axis=0)

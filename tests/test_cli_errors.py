@@ -1,4 +1,4 @@
-"""Every bad input gets a one-line error naming the field and what is allowed, exit 2, nothing written."""
+"""Bad input: a one-line error naming the field and what is allowed, exit 2, nothing written."""
 
 from __future__ import annotations
 
@@ -14,13 +14,28 @@ runner = CliRunner()
     ("args", "expected"),
     [
         (["--config", "no-such-preset"], r"unknown preset 'no-such-preset'; allowed: default"),
-        (["--set", "cameras.cam0.widht=320"], r"unknown config field 'cameras\.cam0\.widht'.*width"),
-        (["--set", "imus.imu0.rate_hz=7"], r"imus\.imu0\.rate_hz=7 must divide sim\.physics_hz=240"),
-        (["--set", "cameras.cam0.rate_hz=50"], r"cameras\.cam0\.rate_hz=50 must divide.*allowed: 1, 2"),
+        (
+            ["--set", "cameras.cam0.widht=320"],
+            r"unknown config field 'cameras\.cam0\.widht'.*width",
+        ),
+        (
+            ["--set", "imus.imu0.rate_hz=7"],
+            r"imus\.imu0\.rate_hz=7 must divide sim\.physics_hz=240",
+        ),
+        (
+            ["--set", "cameras.cam0.rate_hz=50"],
+            r"cameras\.cam0\.rate_hz=50 must divide.*allowed: 1, 2",
+        ),
         (["--duration", "0"], r"sim\.duration_s: Input should be greater than 0"),
         (["--duration", "-5"], r"sim\.duration_s: Input should be greater than 0"),
-        (["--set", "scene.max_rooms=12"], r"scene\.max_rooms: Input should be less than or equal to 8"),
-        (["--set", "render.backend=vulkan"], r"render\.backend: Input should be 'auto', 'egl' or 'osmesa'"),
+        (
+            ["--set", "scene.max_rooms=12"],
+            r"scene\.max_rooms: Input should be less than or equal to 8",
+        ),
+        (
+            ["--set", "render.backend=vulkan"],
+            r"render\.backend: Input should be 'auto', 'egl' or 'osmesa'",
+        ),
         (["--set", "nonsense"], r"--set expects key\.path=value"),
     ],
 )
@@ -61,7 +76,10 @@ def test_config_file_with_misspelt_key(tmp_path):
     cfg.write_text("sim:\n  duraton_s: 3\n")
     result = runner.invoke(app, ["run", "--config", str(cfg), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
-    assert "unknown config field 'sim.duraton_s'; allowed here: physics_hz, bootstrap_s, duration_s" in result.output
+    assert (
+        "unknown config field 'sim.duraton_s'; allowed here: physics_hz, bootstrap_s, duration_s"
+        in result.output
+    )
 
 
 def test_validate_and_info_on_missing_folder(tmp_path):

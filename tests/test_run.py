@@ -41,7 +41,13 @@ def test_timestamps_are_exact_multiples_of_each_period(tiny_run):
     seq = open_sequence(tiny_run)
     hz = seq.metadata["physics_hz"]
     k0, k1 = seq.metadata["recorded_steps"]
-    expected_rates = {"cam0": 30, "imu0": 240, "groundtruth_body": 60, "odometry": 60, "joint_states": 120}
+    expected_rates = {
+        "cam0": 30,
+        "imu0": 240,
+        "groundtruth_body": 60,
+        "odometry": 60,
+        "joint_states": 120,
+    }
     for stream, rate in expected_rates.items():
         t = seq.table(stream)["t_ns"] if stream != "cam0" else seq.camera("cam0").t_ns
         period = hz // rate
@@ -160,7 +166,7 @@ def test_interrupted_run_is_marked_partial(tmp_path, gl_backend):
     report = validate_sequence(out)
     assert not report.ok
     assert any("incomplete" in p.lower() or "interrupted" in p.lower() for p in report.problems)
-    with pytest.raises(Exception, match="(?i)incomplete|interrupted|partial"):
+    with pytest.raises(Exception, match=r"(?i)incomplete|interrupted|partial"):
         open_sequence(out)
 
 

@@ -2,7 +2,7 @@
 
 
 class TwinsimError(Exception):
-    """Base class of twinsim's user-facing errors (bad config, bad input folder, missing library)."""
+    """Base of twinsim's user-facing errors (bad config, bad input folder, missing library)."""
 
 
 class ConfigError(TwinsimError):

@@ -26,7 +26,9 @@ def matrix_to_quat_wxyz(R: np.ndarray) -> tuple[float, float, float, float]:
 
 def rpy_deg_to_matrix(rpy_deg) -> np.ndarray:
     """Rotation R = Rz(yaw) · Ry(pitch) · Rx(roll) from roll, pitch, yaw in degrees."""
-    return Rotation.from_euler("ZYX", np.asarray(rpy_deg, dtype=float)[::-1], degrees=True).as_matrix()
+    return Rotation.from_euler(
+        "ZYX", np.asarray(rpy_deg, dtype=float)[::-1], degrees=True
+    ).as_matrix()
 
 
 def yaw_quat_wxyz(yaw: float) -> tuple[float, float, float, float]:

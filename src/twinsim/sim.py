@@ -73,6 +73,7 @@ def build_scene(cfg: TwinsimConfig) -> SceneSpec:
         max_yaw_rate_dps=cfg.robot.max_yaw_rate_dps,
         max_roll_pitch_deg=cfg.robot.max_roll_pitch_deg,
         path=plan.path,
+        rooms_visited=tuple(plan.rooms_visited),
     )
     return SceneSpec(
         seed=cfg.seed,
@@ -105,12 +106,16 @@ def step_range(cfg: TwinsimConfig) -> StepRange:
 
 
 def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> dict:
-    """Everything a reader needs besides the streams: versions, seed, config, sensors, vocabulary."""
+    """What a reader needs besides the streams: versions, seed, config, sensors, vocabulary."""
     import mujoco
 
     streams: dict[str, dict] = {s.name: sensor_metadata(s) for s in scene.sensors}
     gt = cfg.groundtruth
-    streams["groundtruth_body"] = {"type": "pose", "rate_hz": gt.pose_rate_hz, "pose": "T_world_body"}
+    streams["groundtruth_body"] = {
+        "type": "pose",
+        "rate_hz": gt.pose_rate_hz,
+        "pose": "T_world_body",
+    }
     for s in scene.sensors:
         if s.type == "camera":
             streams[f"groundtruth_{s.name}"] = {
@@ -171,7 +176,9 @@ def record(
     metadata = build_metadata(cfg, scene, steps)
     world = World(scene, cfg.render, cfg.sim.physics_hz)
     try:
-        with SequenceWriter(Path(out), scene.to_json(), metadata) as writer:
+        with SequenceWriter(
+            Path(out), scene.to_json(), metadata, rgb_png_level=cfg.output.rgb_png_level
+        ) as writer:
             _fly(cfg, scene, world, writer, steps, progress)
             writer.close()
     finally:
@@ -185,7 +192,11 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> None:
     imus = [s for s in scene.sensors if s.type == "imu"]
     gt = cfg.groundtruth
     period = {s.name: hz // s.rate_hz for s in scene.sensors}
-    pose_p, odom_p, joint_p = hz // gt.pose_rate_hz, hz // gt.odometry_rate_hz, hz // gt.joint_state_rate_hz
+    pose_p, odom_p, joint_p = (
+        hz // gt.pose_rate_hz,
+        hz // gt.odometry_rate_hz,
+        hz // gt.joint_state_rate_hz,
+    )
 
     for cam in cameras:
         writer.add_camera(cam.name)
@@ -213,13 +224,17 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> None:
             writer.append(
                 "robot_state",
                 t_ns,
-                np.concatenate([q, qd, world.qacc_warmstart(), sp.q_ref, sp.qd_ref, sp.qdd_ff, ctrl]),
+                np.concatenate(
+                    [q, qd, world.qacc_warmstart(), sp.q_ref, sp.qd_ref, sp.qdd_ff, ctrl]
+                ),
             )
             if k % pose_p == 0:
                 writer.append("groundtruth_body", t_ns, T_to_pos_quat_xyzw(world.T_world_body()))
                 for cam in cameras:
                     writer.append(
-                        f"groundtruth_{cam.name}", t_ns, T_to_pos_quat_xyzw(world.T_world_cam(cam.name))
+                        f"groundtruth_{cam.name}",
+                        t_ns,
+                        T_to_pos_quat_xyzw(world.T_world_cam(cam.name)),
                     )
             if k % odom_p == 0:
                 vel = world.body_velocity_local()
@@ -237,9 +252,7 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> None:
                     gyro, accel = world.imu(imu.name)
                     writer.append(imu.name, t_ns, np.concatenate([gyro, accel]))
             if k % joint_p == 0:
-                writer.append(
-                    "joint_states", t_ns, np.concatenate([q, qd, world.actuator_force()])
-                )
+                writer.append("joint_states", t_ns, np.concatenate([q, qd, world.actuator_force()]))
             done = k - steps.start + 1
             if progress is not None and (done % max(1, hz // 10) == 0 or done == total):
                 progress(done, total)

@@ -37,7 +37,7 @@ class IdMaps:
     """Lookups from MuJoCo ids to twinsim's instance and semantic ids."""
 
     geom_instance: np.ndarray  # (ngeom,) uint16, 0 for geoms that are not instances (robot)
-    instance_class: np.ndarray  # (max_instance + 1,) uint16 semantic class id per instance id
+    instance_class: np.ndarray  # (max_instance + 1,) uint8 semantic class id per instance id
     instance_body: dict[int, int]  # instance id → MuJoCo body id
     local_box_center: dict[int, np.ndarray]  # instance id → OBB centre in the object frame
     local_box_half: dict[int, np.ndarray]  # instance id → OBB half extents in the object frame
@@ -174,6 +174,8 @@ def build_spec(scene: SceneSpec, render: RenderConfig, physics_hz: int) -> mujoc
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     spec.visual.quality.shadowsize = render.shadow_size
     spec.visual.quality.offsamples = render.multisamples
+    spec.visual.quality.numslices = render.geom_slices
+    spec.visual.quality.numstacks = render.geom_stacks
     cams = [s for s in scene.sensors if s.type == "camera"]
     spec.visual.global_.offwidth = max([640, *(s.width for s in cams)])
     spec.visual.global_.offheight = max([480, *(s.height for s in cams)])
@@ -190,7 +192,7 @@ def build_spec(scene: SceneSpec, render: RenderConfig, physics_hz: int) -> mujoc
 def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
     """Map MuJoCo geoms and bodies to instance ids, and instances to classes and boxes."""
     max_id = max((o.instance_id for o in scene.objects), default=0)
-    instance_class = np.zeros(max_id + 1, dtype=np.uint16)
+    instance_class = np.zeros(max_id + 1, dtype=np.uint8)  # the vocabulary has < 256 classes
     geom_instance = np.zeros(model.ngeom, dtype=np.uint16)
     instance_body, centers, halves = {}, {}, {}
     for obj in scene.objects:
@@ -198,7 +200,9 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
         instance_class[iid] = class_id(obj.semantic_class)
         body_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, f"obj{iid}")
         instance_body[iid] = body_id
-        geom_instance[model.body_geomadr[body_id] : model.body_geomadr[body_id] + model.body_geomnum[body_id]] = iid
+        geom_instance[
+            model.body_geomadr[body_id] : model.body_geomadr[body_id] + model.body_geomnum[body_id]
+        ] = iid
         corners = []
         for g in obj.geoms:
             _, half = geom_local_box(g)

@@ -14,7 +14,10 @@ _QUAD = ((-1, -1), (1, -1), (1, 1), (-1, 1))
 
 
 def textured_box(
-    half: np.ndarray, R_world_geom: np.ndarray, p_world_geom: np.ndarray, repeat_per_m: tuple[float, float]
+    half: np.ndarray,
+    R_world_geom: np.ndarray,
+    p_world_geom: np.ndarray,
+    repeat_per_m: tuple[float, float],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(vertices (24, 3) in the geom frame, uvs (24, 2), triangles (12, 3)) of a box."""
     verts, uvs, faces = [], [], []

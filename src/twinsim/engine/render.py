@@ -48,13 +48,15 @@ class CameraRenderer:
         self._rgb = np.empty((height, width, 3), np.uint8)
         self._zbuf = np.empty((height, width), np.float32)
         self._seg = np.empty((height, width, 3), np.uint8)
+        self._segid_lut: np.ndarray | None = None
+        self._segid_count = -1
         near = np.float32(model.vis.map.znear * model.stat.extent)
         far = np.float32(model.vis.map.zfar * model.stat.extent)
         # MuJoCo renders with reversed Z: window depth d maps to metres as d_coef / (d + c_coef).
         c = -(far + near) / (far - near)
         d = -(np.float32(2) * far * near) / (far - near)
-        self._c_coef = float(np.float32(-0.5) * c - np.float32(0.5))
-        self._d_coef = float(np.float32(-0.5) * d)
+        self._c_coef = np.float32(-0.5) * c - np.float32(0.5)
+        self._d_coef = np.float32(-0.5) * d
 
     def render(self, data: mujoco.MjData) -> RenderedFrame:
         """Render the current state; the arrays returned are new (safe to hand to a writer)."""
@@ -68,7 +70,13 @@ class CameraRenderer:
         """
         self._gl.make_current()
         mujoco.mjv_updateScene(
-            self._model, data, self._option, None, self._camera, mujoco.mjtCatBit.mjCAT_ALL, self._scene
+            self._model,
+            data,
+            self._option,
+            None,
+            self._camera,
+            mujoco.mjtCatBit.mjCAT_ALL,
+            self._scene,
         )
         mujoco.mjr_render(self._rect, self._scene, self._ctx)
         mujoco.mjr_readPixels(self._rgb, self._zbuf, self._rect, self._ctx)
@@ -81,21 +89,35 @@ class CameraRenderer:
             flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 0
 
     def _metric_depth(self) -> np.ndarray:
-        z = self._zbuf[::-1].astype(np.float64)
-        depth = self._d_coef / (z + self._c_coef)
+        z = self._zbuf[::-1]
+        depth = np.float32(self._d_coef) / (z + np.float32(self._c_coef))
         depth[z <= 0.0] = 0.0
-        return depth.astype(np.float32)
+        return depth
 
     def _geom_ids(self) -> np.ndarray:
-        seg = self._seg[::-1].astype(np.int32)
-        segid = seg[..., 0] | (seg[..., 1] << 8) | (seg[..., 2] << 16)
+        seg = self._seg[::-1]
+        # ids are scene geom indices + 1 < 2**16, so the third colour byte is always 0
+        segid = seg[..., 0] | (seg[..., 1].astype(np.uint16) << 8)
+        return self._segid_to_geom()[segid]
+
+    def _segid_to_geom(self) -> np.ndarray:
+        """Lookup from colour-coded segmentation id (scene geom index + 1) to model geom id.
+
+        `mjv_updateScene` adds the model's visible geoms in a fixed order that does not depend on
+        the camera, so the table is built once and rebuilt only if the scene's geom count changes.
+        """
         ngeom = self._scene.ngeom
-        lut = np.full(ngeom + 1, -1, np.int32)
-        geom_type = mujoco.mjtObj.mjOBJ_GEOM
-        for g in self._scene.geoms[:ngeom]:
-            if g.objtype == geom_type and g.segid >= 0:
-                lut[g.segid + 1] = g.objid
-        return lut[np.minimum(segid, ngeom)]
+        if ngeom >= 2**16 - 1:
+            raise ValueError(f"{ngeom} geoms in view: segmentation supports at most 65534")
+        if self._segid_lut is None or self._segid_count != ngeom:
+            lut = np.full(2**16, -1, np.int32)
+            geom_type = mujoco.mjtObj.mjOBJ_GEOM
+            for g in self._scene.geoms[:ngeom]:
+                if g.objtype == geom_type and g.segid >= 0:
+                    lut[g.segid + 1] = g.objid
+            self._segid_lut = lut
+            self._segid_count = ngeom
+        return self._segid_lut
 
     def close(self) -> None:
         """Free the GL resources (safe to call twice)."""

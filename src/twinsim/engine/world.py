@@ -41,7 +41,9 @@ class World:
         self._velocity = np.zeros(6)
 
     def _sensor_adr(self, name: str) -> int:
-        return int(self.model.sensor_adr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, name)])
+        return int(
+            self.model.sensor_adr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, name)]
+        )
 
     @property
     def nq(self) -> int:
@@ -58,7 +60,7 @@ class World:
         mujoco.mj_step1(self.model, self.data)
 
     def step_end(self, ctrl: np.ndarray) -> None:
-        """Second half: apply controls, compute accelerations (accelerometer) and integrate to k+1."""
+        """Second half: apply controls, compute accelerations (accelerometer), integrate to k+1."""
         self.data.ctrl[:] = ctrl
         mujoco.mj_step2(self.model, self.data)
 
@@ -75,7 +77,9 @@ class World:
         return self.data.actuator_force.copy()
 
     def T_world_body(self) -> np.ndarray:
-        return make_T(self.data.xmat[self.robot_body].reshape(3, 3), self.data.xpos[self.robot_body])
+        return make_T(
+            self.data.xmat[self.robot_body].reshape(3, 3), self.data.xpos[self.robot_body]
+        )
 
     def body_velocity_local(self) -> np.ndarray:
         """(angular xyz, linear xyz) velocity of the robot body in its own frame."""
@@ -105,7 +109,9 @@ class World:
             )
         return renderer.render(self.data)
 
-    def instance_world_boxes(self, instance_ids: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def instance_world_boxes(
+        self, instance_ids: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """World OBBs (centre, half extents, rotation) of instances at the current state."""
         boxes = []
         for iid in instance_ids:

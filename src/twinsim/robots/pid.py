@@ -38,7 +38,7 @@ class JointPid:
         position_mode: np.ndarray,
         dt: float,
     ) -> np.ndarray:
-        """Acceleration command: PID on position error where `position_mode`, P on velocity elsewhere."""
+        """Acceleration command: PID on position where `position_mode`, P on velocity elsewhere."""
         err = np.where(position_mode, q_ref - q, 0.0)
         self.integral = np.clip(self.integral + err * dt, -self.integral_limit, self.integral_limit)
         vel_gain = np.where(position_mode, self.kd, self.kp)

@@ -1,8 +1,9 @@
 """Timing of a planned path and the runtime reference the drone's controller tracks.
 
-`parametrize` turns a smooth planar `Curve` into timed `PathPoint`s: a speed profile limited by
-the cruise speed, tangential and lateral acceleration and yaw rate (yaw = direction of travel),
-smoothed in time so acceleration is continuous (jerk-limited) and starting and ending at rest.
+`parametrize` turns smooth planar `Curve`s into timed `PathPoint`s: along each curve a speed
+profile limited by the cruise speed, tangential and lateral acceleration and yaw rate (yaw =
+direction of travel), smoothed in time so acceleration is continuous (jerk-limited), from rest
+to rest; before each curve a turn on the spot to face along it.
 `Trajectory` is always rebuilt from those points (a clamped cubic spline through t, x, y, z and
 unwrapped yaw), so a path stored in `scene.json` gives bit-identical references on replay.
 """
@@ -139,15 +140,22 @@ def parametrize(
     )
 
 
-def _turn_in_place(turn_rad: float, yaw_rate: float, t_s: np.ndarray) -> tuple[float, np.ndarray]:
-    """Duration and angle(t) of a turn on the spot: a yaw-rate trapezoid with raised-cosine
-    ramps of up to _TURN_RAMP_S (continuous yaw acceleration), peak rate <= yaw_rate."""
+def _turn_shape(turn_rad: float, yaw_rate: float) -> tuple[float, float, float]:
+    """Ramp time, peak rate and cruise time of a turn on the spot: a yaw-rate trapezoid with
+    raised-cosine ramps of up to _TURN_RAMP_S (shorter for small turns), peak <= yaw_rate."""
     size = abs(turn_rad)
     if size == 0.0:
-        return 0.0, np.zeros_like(t_s)
+        return 0.0, 0.0, 0.0
     ramp = min(_TURN_RAMP_S, math.sqrt(size * _TURN_RAMP_S / yaw_rate))
     peak = min(yaw_rate, size / ramp)
-    cruise = size / peak - ramp
+    return ramp, peak, size / peak - ramp
+
+
+def _turn_angle(turn_rad: float, yaw_rate: float, t_s: np.ndarray) -> np.ndarray:
+    """Angle turned on the spot after t_s seconds (continuous yaw rate and acceleration)."""
+    ramp, peak, cruise = _turn_shape(turn_rad, yaw_rate)
+    if peak == 0.0:
+        return np.zeros_like(t_s)
 
     def ramp_angle(x: np.ndarray) -> np.ndarray:
         return 0.5 * peak * (x - ramp / math.pi * np.sin(math.pi * x / ramp))
@@ -156,7 +164,7 @@ def _turn_in_place(turn_rad: float, yaw_rate: float, t_s: np.ndarray) -> tuple[f
     mid = np.clip(t_s - ramp, 0.0, cruise)
     down = np.clip(t_s - ramp - cruise, 0.0, ramp)
     angle = ramp_angle(up) + peak * mid + peak * down - ramp_angle(down)
-    return 2.0 * ramp + cruise, math.copysign(1.0, turn_rad) * angle
+    return math.copysign(1.0, turn_rad) * angle
 
 
 def _timed_points(
@@ -176,7 +184,8 @@ def _timed_points(
         if stop_after_s is not None and t0 >= stop_after_s:
             break
         turn = math.remainder(float(curve.heading[0]) - yaw, 2.0 * math.pi)
-        turn_s, _ = _turn_in_place(turn, yaw_rate, np.zeros(0))
+        ramp, _, cruise = _turn_shape(turn, yaw_rate)
+        turn_s = 2.0 * ramp + cruise
         tau, s_t = _speed_profile(curve, limits, factor)
         heading = curve.heading - curve.heading[0] + yaw + turn
         cut = stop_after_s is not None and t0 + turn_s + tau[-1] > stop_after_s + 3.0
@@ -197,7 +206,7 @@ def _timed_points(
         rel = t - start
         here = rel >= 0.0
         x[here], y[here] = curve.xy[0]
-        psi[here] = yaw0 + _turn_in_place(turn, yaw_rate, rel[here])[1]
+        psi[here] = yaw0 + _turn_angle(turn, yaw_rate, rel[here])
         moving = rel >= turn_s
         s = np.interp(rel[moving] - turn_s, tau, s_t)
         x[moving], y[moving], psi[moving] = CubicSpline(
@@ -221,7 +230,7 @@ def _speed_profile(
     v_max = factor * limits.max_speed_mps
     a_max = factor * limits.max_accel_mps2
     ds = float(curve.s[1] - curve.s[0])
-    # the heading is interpolated linearly between samples: bound curvature by its slopes too
+    # very short blends may be only a few samples long: bound curvature by heading slopes too
     slope = np.abs(np.diff(curve.heading)) / ds
     kappa = np.maximum(
         np.abs(curve.curvature), np.maximum(np.pad(slope, (1, 0)), np.pad(slope, (0, 1)))

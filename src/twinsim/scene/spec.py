@@ -55,7 +55,7 @@ class MaterialSpec(_Spec):
 
 
 class GeomSpec(_Spec):
-    """A primitive in its object's frame; `size` follows MuJoCo (half extents, radius, half length)."""
+    """A primitive in its object's frame; `size` as MuJoCo has it (half extents, radius, …)."""
 
     type: GeomType
     size: tuple[float, ...]
@@ -132,10 +132,11 @@ class RobotSpec(_Spec):
     max_yaw_rate_dps: float
     max_roll_pitch_deg: float
     path: tuple[PathPoint, ...] = ()
+    rooms_visited: tuple[int, ...] = ()
 
 
 class SensorSpec(_Spec):
-    """A sensor mounted on the robot body; `pos`/`quat` give T_body_sensor (camera: optical frame)."""
+    """A sensor on the robot body; `pos`/`quat` give T_body_sensor (camera: its optical frame)."""
 
     name: str
     type: Literal["camera", "imu"]

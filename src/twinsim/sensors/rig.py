@@ -71,5 +71,3 @@ def sensor_metadata(sensor: SensorSpec) -> dict:
             "(reads +9.81 along +z when level and at rest)",
         }
     return entry
-
-

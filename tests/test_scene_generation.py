@@ -516,3 +516,16 @@ def test_each_texture_kind_is_rich_in_orb_features(kind: str) -> None:
     )
     img = make_texture(spec)
     assert len(orb.detect(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY), None)) >= 100
+
+
+def test_documented_vocabulary_matches_code():
+    from pathlib import Path
+
+    from twinsim.scene.vocabulary import SEMANTIC_CLASSES
+
+    doc = (Path(__file__).parent.parent / "docs" / "classes.md").read_text()
+    rows = [
+        line.split("|")[1:3] for line in doc.splitlines() if line.startswith("| ") and "`" in line
+    ]
+    assert [(int(i), c.strip().strip("`")) for i, c in rows] == list(enumerate(SEMANTIC_CLASSES))
+    assert len(SEMANTIC_CLASSES) <= 256  # semantic images are uint8

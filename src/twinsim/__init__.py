@@ -1,3 +1,12 @@
-"""twinsim: physics-enabled dynamic worlds, exact twins of every run, annotated sensor data."""
+"""twinsim: physics-enabled dynamic worlds, exact twins of every run, annotated sensor data.
 
-__version__ = "0.1.0"
+The public surface: `load_config` → `run` writes a sequence folder; `open_sequence` reads it
+and `validate_sequence` checks it.
+"""
+
+from twinsim._version import __version__
+from twinsim.config import load_config
+from twinsim.sequence import open_sequence, validate_sequence
+from twinsim.sim import run
+
+__all__ = ["__version__", "load_config", "open_sequence", "run", "validate_sequence"]

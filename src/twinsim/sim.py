@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twinsim import __version__
+from twinsim._version import __version__
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
 from twinsim.geometry import T_to_pos_quat_xyzw

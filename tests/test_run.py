@@ -178,3 +178,20 @@ def test_pose_helpers_round_trip():
     w = row[6]
     back = pose_to_T(row[:3], (w, *row[3:6]))
     np.testing.assert_allclose(back, T, atol=1e-12)
+
+
+def test_preview_contact_sheet(tiny_run, tmp_path):
+    import cv2
+    from typer.testing import CliRunner
+
+    from twinsim.cli import app
+
+    out = tmp_path / "sheet.png"
+    result = CliRunner().invoke(app, ["preview", str(tiny_run), "--frame", "-1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    sheet = cv2.imread(str(out))
+    last = open_sequence(tiny_run).camera("cam0")[-1]
+    assert sheet.shape == (2 * last.rgb.shape[0], 2 * last.rgb.shape[1], 3)
+    assert np.array_equal(sheet[: last.rgb.shape[0], : last.rgb.shape[1], ::-1], last.rgb)
+    bad = CliRunner().invoke(app, ["preview", str(tiny_run), "--frame", "999", "--out", str(out)])
+    assert bad.exit_code == 2 and "has frames 0.." in bad.output

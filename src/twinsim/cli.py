@@ -99,14 +99,52 @@ def info(
     if as_json:
         console.print_json(json.dumps(summary))
         return
-    table = Table(title=str(path))
-    table.add_column("field")
-    table.add_column("value")
-    for key, value in summary.items():
-        if isinstance(value, dict | list):
-            value = json.dumps(value)
-        table.add_row(str(key), str(value))
-    console.print(table)
+    facts = Table(title=f"{path} ({summary['status']})", show_header=False)
+    get = summary.get
+    rooms = get("rooms") or []
+    by_class = get("instances_by_class", {})
+    for key, value in (
+        ("seed", get("seed")),
+        ("recorded", f"{get('duration_s')} s after {get('bootstrap_steps')} bootstrap steps"),
+        ("physics", f"{get('physics_hz')} Hz"),
+        ("versions", f"twinsim {get('twinsim_version')}, mujoco {get('mujoco_version')}"),
+        ("rooms", ", ".join(r["type"] for r in rooms) or "-"),
+        ("instances", f"{get('n_instances')} ({get('n_dynamic_instances')} dynamic)"),
+        ("classes", ", ".join(f"{c} {n}" for c, n in by_class.items())),
+    ):
+        facts.add_row(key, str(value))
+    console.print(facts)
+    streams = Table(title="streams")
+    for column in ("stream", "type", "rate (Hz)", "count", "details"):
+        streams.add_column(column)
+    for name, entry in summary.get("streams", {}).items():
+        count, details = str(entry.get("count")), entry.get("resolution", "")
+        streams.add_row(name, entry["type"], str(entry["rate_hz"]), count, details)
+    console.print(streams)
+
+
+@app.command()
+def preview(
+    path: Annotated[Path, typer.Argument(help="Sequence folder.")],
+    out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
+    camera: Annotated[str, typer.Option(help="Camera stream.")] = "cam0",
+    frame: Annotated[int, typer.Option(help="Frame index (negative counts from the end).")] = 0,
+) -> None:
+    """Write one frame as a contact sheet: RGB, depth, instances, boxes."""
+    import cv2
+
+    from twinsim.sequence import open_sequence
+    from twinsim.sequence.preview import preview_frame
+
+    try:
+        stream = open_sequence(path).camera(camera)
+        if not -len(stream) <= frame < len(stream):
+            raise TwinsimError(f"--frame {frame}: {camera} has frames 0..{len(stream) - 1}")
+        sheet = preview_frame(stream[frame])
+    except TwinsimError as exc:
+        _fail(exc)
+    cv2.imwrite(str(out), sheet[..., ::-1])
+    console.print(f"preview written to [bold]{out}[/]")
 
 
 @app.command()

@@ -34,6 +34,21 @@ def _box(iid: int, name: str, cls: str, center, half, material: str) -> ObjectSp
     )
 
 
+def make_robot(start=(0.0, 0.0, 1.2), start_yaw: float = 0.0) -> RobotSpec:
+    """GRADE's drone limits on a 1.5 kg body, at rest at `start` (no planned path)."""
+    return RobotSpec(
+        mass_kg=1.5,
+        inertia=(0.0165, 0.0165, 0.0324),
+        half_size=(0.18, 0.18, 0.05),
+        start_pos=tuple(start),
+        start_yaw=start_yaw,
+        max_speed_mps=0.5,
+        max_roll_pitch_rate_dps=40,
+        max_yaw_rate_dps=30,
+        max_roll_pitch_deg=25,
+    )
+
+
 def box_room_scene(
     cam: CameraConfig | None = None, start=(0.0, 0.0, 1.2), start_yaw: float = 0.0
 ) -> SceneSpec:
@@ -80,17 +95,7 @@ def box_room_scene(
         textures=(),
         materials=tuple(MaterialSpec(name=n, rgba=c) for n, c in colors.items()),
         lights=(LightSpec(name="sun", pos=(0, 0, 2.4), diffuse=(0.7, 0.7, 0.7)),),
-        robot=RobotSpec(
-            mass_kg=1.5,
-            inertia=(0.0165, 0.0165, 0.0324),
-            half_size=(0.18, 0.18, 0.05),
-            start_pos=tuple(start),
-            start_yaw=start_yaw,
-            max_speed_mps=0.5,
-            max_roll_pitch_rate_dps=40,
-            max_yaw_rate_dps=30,
-            max_roll_pitch_deg=25,
-        ),
+        robot=make_robot(start, start_yaw),
         sensors=resolve_sensors(cfg),
     )
 

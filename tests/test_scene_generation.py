@@ -12,6 +12,7 @@ import pytest
 from shapely.geometry import box
 from shapely.ops import unary_union
 
+from conftest import make_robot
 from twinsim.config import SceneConfig
 from twinsim.scene.apartment import ApartmentLayout, generate_apartment
 from twinsim.scene.furniture import geoms_bounds, object_footprint
@@ -23,7 +24,7 @@ from twinsim.scene.layout import (
     shared_wall,
     wall_pieces,
 )
-from twinsim.scene.spec import ObjectSpec, RobotSpec, RoomSpec, SceneSpec, TextureSpec
+from twinsim.scene.spec import ObjectSpec, RoomSpec, SceneSpec, TextureSpec
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 
@@ -47,30 +48,8 @@ def _furniture(layout: ApartmentLayout) -> list[ObjectSpec]:
 
 
 def _scene(layout: ApartmentLayout, seed: int) -> SceneSpec:
-    robot = RobotSpec(
-        mass_kg=1.0,
-        inertia=(0.01, 0.01, 0.02),
-        half_size=(0.2, 0.2, 0.05),
-        start_pos=(0.0, 0.0, 1.0),
-        start_yaw=0.0,
-        max_speed_mps=0.5,
-        max_roll_pitch_rate_dps=40.0,
-        max_yaw_rate_dps=30.0,
-        max_roll_pitch_deg=25.0,
-    )
-    return SceneSpec(
-        seed=seed,
-        wall_height=layout.wall_height,
-        bounds_min=layout.bounds_min,
-        bounds_max=layout.bounds_max,
-        rooms=layout.rooms,
-        doors=layout.doors,
-        objects=layout.objects,
-        textures=layout.textures,
-        materials=layout.materials,
-        lights=layout.lights,
-        robot=robot,
-    )
+    robot = make_robot(start=(0.0, 0.0, 1.0))
+    return layout.to_scene(seed, robot)
 
 
 def _world_boxes(objects: list[ObjectSpec]) -> np.ndarray:

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from conftest import make_robot
 from twinsim.errors import OutputFolderError, SequenceError
-from twinsim.scene.spec import GeomSpec, ObjectSpec, RobotSpec, SceneSpec
+from twinsim.scene.spec import GeomSpec, ObjectSpec, SceneSpec
 from twinsim.scene.vocabulary import CLASS_ID, SEMANTIC_CLASSES
 from twinsim.sequence import (
     CameraFrame,
@@ -45,17 +46,7 @@ def _scene() -> SceneSpec:
         )
         for i, cls in ((1, "wall"), (2, "chair"), (3, "ball"))
     )
-    robot = RobotSpec(
-        mass_kg=1.5,
-        inertia=(0.01, 0.01, 0.02),
-        half_size=(0.2, 0.2, 0.05),
-        start_pos=(0.0, 0.0, 1.0),
-        start_yaw=0.0,
-        max_speed_mps=0.5,
-        max_roll_pitch_rate_dps=40.0,
-        max_yaw_rate_dps=30.0,
-        max_roll_pitch_deg=25.0,
-    )
+    robot = make_robot(start=(0.0, 0.0, 1.0))
     return SceneSpec(
         seed=7,
         wall_height=2.5,

@@ -75,20 +75,7 @@ def build_scene(cfg: TwinsimConfig) -> SceneSpec:
         path=plan.path,
         rooms_visited=tuple(plan.rooms_visited),
     )
-    return SceneSpec(
-        seed=cfg.seed,
-        wall_height=layout.wall_height,
-        bounds_min=layout.bounds_min,
-        bounds_max=layout.bounds_max,
-        rooms=layout.rooms,
-        doors=layout.doors,
-        objects=layout.objects,
-        textures=layout.textures,
-        materials=layout.materials,
-        lights=layout.lights,
-        robot=robot,
-        sensors=resolve_sensors(cfg),
-    )
+    return layout.to_scene(cfg.seed, robot, resolve_sensors(cfg))
 
 
 @dataclass(frozen=True)

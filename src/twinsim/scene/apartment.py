@@ -35,7 +35,10 @@ from twinsim.scene.spec import (
     LightSpec,
     MaterialSpec,
     ObjectSpec,
+    RobotSpec,
     RoomSpec,
+    SceneSpec,
+    SensorSpec,
     TextureKind,
     TextureSpec,
     Vec3,
@@ -61,6 +64,25 @@ class ApartmentLayout:
     wall_height: float
     bounds_min: Vec3
     bounds_max: Vec3
+
+    def to_scene(
+        self, seed: int, robot: RobotSpec, sensors: tuple[SensorSpec, ...] = ()
+    ) -> SceneSpec:
+        """The complete `SceneSpec` of this apartment with a robot and its sensors."""
+        return SceneSpec(
+            seed=seed,
+            wall_height=self.wall_height,
+            bounds_min=self.bounds_min,
+            bounds_max=self.bounds_max,
+            rooms=self.rooms,
+            doors=self.doors,
+            objects=self.objects,
+            textures=self.textures,
+            materials=self.materials,
+            lights=self.lights,
+            robot=robot,
+            sensors=sensors,
+        )
 
 
 def _r3(v: float) -> float:

@@ -48,6 +48,48 @@ class SceneConfig(_Config):
         return self
 
 
+class PeopleConfig(_Config):
+    """Animated people (GRADE: 7–40 requested; fewer may fit, the metadata says how many)."""
+
+    count: int = Field(0, ge=0, le=200)
+    speed_mps: tuple[float, float] = (0.6, 1.4)
+    motions: dict[Literal["walk", "idle", "wave", "sit"], float] = Field(
+        default_factory=lambda: {"walk": 0.6, "idle": 0.15, "wave": 0.15, "sit": 0.1}
+    )
+    placement_attempts: int = Field(10, ge=1)
+    max_trace_intersections: int = Field(20, ge=0)
+    bvh_files: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _valid(self) -> PeopleConfig:
+        lo, hi = self.speed_mps
+        if lo < 0 or hi < lo:
+            raise ValueError(f"speed_mps={self.speed_mps} must be 0 <= low <= high")
+        if any(w < 0 for w in self.motions.values()) or sum(self.motions.values()) <= 0:
+            raise ValueError(f"motions={self.motions} weights must be >= 0 with a positive sum")
+        return self
+
+
+class FlyingObjectsConfig(_Config):
+    """Objects flown by random time-keyed transforms; collisions deliberately not avoided."""
+
+    count: int = Field(0, ge=0, le=100)
+    speed_mps: tuple[float, float] = (0.3, 1.5)
+    classes: list[Literal["ball", "box", "toy", "bottle"]] = Field(
+        default_factory=lambda: ["ball", "box", "toy", "bottle"]
+    )
+    pass_in_front: bool = False
+
+    @model_validator(mode="after")
+    def _valid(self) -> FlyingObjectsConfig:
+        lo, hi = self.speed_mps
+        if lo <= 0 or hi < lo:
+            raise ValueError(f"speed_mps={self.speed_mps} must be 0 < low <= high")
+        if not self.classes:
+            raise ValueError("classes must name at least one of ball, box, toy, bottle")
+        return self
+
+
 class RobotConfig(_Config):
     """GRADE's UAV: one joint per DOF, PID joint control, speed and angle limits (REFERENCE.md)."""
 
@@ -114,6 +156,8 @@ class TwinsimConfig(_Config):
     sim: SimConfig = SimConfig()
     scene: SceneConfig = SceneConfig()
     robot: RobotConfig = RobotConfig()
+    people: PeopleConfig = PeopleConfig()
+    flying_objects: FlyingObjectsConfig = FlyingObjectsConfig()
     cameras: dict[str, CameraConfig] = Field(default_factory=lambda: {"cam0": CameraConfig()})
     imus: dict[str, ImuConfig] = Field(default_factory=lambda: {"imu0": ImuConfig()})
     groundtruth: GroundTruthConfig = GroundTruthConfig()

@@ -150,6 +150,71 @@ class SensorSpec(_Spec):
     far_m: float | None = None
 
 
+class HumanBodySpec(_Spec):
+    """Body proportions and materials of one person (see `twinsim.actors.human`).
+
+    `segment_scale` multiplies the reference skeleton's segment lengths per segment name so
+    people differ in build, not only in height; materials name entries of `SceneSpec.materials`.
+    """
+
+    height_m: float = Field(ge=1.2, le=2.2)
+    segment_scale: dict[str, float] = Field(default_factory=dict)
+    girth_scale: float = 1.0
+    skin_material: str
+    shirt_material: str
+    pants_material: str
+    shoes_material: str
+    hair_material: str | None = None
+
+
+class HumanMotionSpec(_Spec):
+    """How a person moves, fully resolved: a pure function of time built by `twinsim.actors`.
+
+    Walks follow `waypoints` (world x, y of the root on the floor) at `speed_mps`; stationary
+    motions (idle, wave, sit) stand at the first waypoint facing `heading`. One pass lasts
+    `cycle_s`; playback runs forward then reversed (GRADE), so motion never stops. BVH clips are
+    referenced by path and sha256 so a replay can check it uses the same file.
+    """
+
+    kind: Literal["walk", "idle", "wave", "sit", "bvh"]
+    waypoints: tuple[Vec2, ...]
+    heading: float = 0.0
+    speed_mps: float = Field(1.0, ge=0.0)
+    cycle_s: float = Field(gt=0.0)
+    phase_s: float = 0.0
+    gait_frequency_hz: float = Field(1.8, gt=0.0)
+    bvh_path: str | None = None
+    bvh_sha256: str | None = None
+
+
+class PersonSpec(_Spec):
+    """An animated person: two instances, body/skin (class person) and clothing (class clothing)."""
+
+    person_id: int
+    name: str
+    body_instance_id: int = Field(ge=1, le=65535)
+    clothing_instance_id: int = Field(ge=1, le=65535)
+    body: HumanBodySpec
+    motion: HumanMotionSpec
+
+
+class Keyframe(_Spec):
+    t_s: float
+    pos: Vec3
+    quat: Quat
+    scale: float = Field(1.0, gt=0.0)
+
+
+class FlyingObjectSpec(_Spec):
+    """An object moved by time-keyed transforms (position, orientation, scale) between goals."""
+
+    instance_id: int = Field(ge=1, le=65535)
+    name: str
+    semantic_class: str
+    geoms: tuple[GeomSpec, ...]
+    keyframes: tuple[Keyframe, ...]
+
+
 class SceneSpec(_Spec):
     format_version: int = SCENE_FORMAT_VERSION
     seed: int
@@ -164,6 +229,8 @@ class SceneSpec(_Spec):
     lights: tuple[LightSpec, ...]
     robot: RobotSpec
     sensors: tuple[SensorSpec, ...] = ()
+    people: tuple[PersonSpec, ...] = ()
+    flying_objects: tuple[FlyingObjectSpec, ...] = ()
 
     def to_json(self) -> str:
         """Canonical JSON text (stable key order, so equal scenes give equal bytes)."""
@@ -175,7 +242,7 @@ class SceneSpec(_Spec):
 
     def instance_table(self) -> list[dict]:
         """One row per instance: id, name, class, room, dynamic (the metadata's instance table)."""
-        return [
+        rows = [
             {
                 "instance_id": o.instance_id,
                 "name": o.name,
@@ -185,6 +252,29 @@ class SceneSpec(_Spec):
             }
             for o in self.objects
         ]
+        for p in self.people:
+            for iid, cls in ((p.body_instance_id, "person"), (p.clothing_instance_id, "clothing")):
+                rows.append(
+                    {
+                        "instance_id": iid,
+                        "name": f"{p.name}_{cls}",
+                        "semantic_class": cls,
+                        "room_id": None,
+                        "dynamic": True,
+                        "person_id": p.person_id,
+                    }
+                )
+        for f in self.flying_objects:
+            rows.append(
+                {
+                    "instance_id": f.instance_id,
+                    "name": f.name,
+                    "semantic_class": f.semantic_class,
+                    "room_id": None,
+                    "dynamic": True,
+                }
+            )
+        return rows
 
 
 def geom_local_box(geom: GeomSpec) -> tuple[np.ndarray, np.ndarray]:

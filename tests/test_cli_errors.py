@@ -13,7 +13,10 @@ runner = CliRunner()
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--config", "no-such-preset"], r"unknown preset 'no-such-preset'; allowed: default"),
+        (
+            ["--config", "no-such-preset"],
+            r"unknown preset 'no-such-preset'; allowed: D, DH, .*default.*tiny",
+        ),
         (
             ["--set", "cameras.cam0.widht=320"],
             r"unknown config field 'cameras\.cam0\.widht'.*width",

@@ -190,7 +190,10 @@ def preset_names() -> list[str]:
     )
 
 
-def _read_yaml(preset_or_path: str) -> dict[str, Any]:
+def _read_yaml(preset_or_path: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A preset or YAML file as a mapping; `extends: NAME` overlays it on another config."""
+    if preset_or_path in seen:
+        raise ConfigError(f"config {preset_or_path!r} extends itself ({' -> '.join(seen)})")
     path = Path(preset_or_path)
     if path.suffix in (".yaml", ".yml") or path.exists():
         if not path.is_file():
@@ -210,7 +213,21 @@ def _read_yaml(preset_or_path: str) -> dict[str, Any]:
         raise ConfigError(f"config {preset_or_path!r} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config {preset_or_path!r} must be a mapping at the top level")
-    return data
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    return _merge(_read_yaml(str(base), (*seen, preset_or_path)), data)
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Recursive overlay of `over` on `base` (mappings merge, everything else replaces)."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 def _apply_override(data: dict[str, Any], assignment: str) -> None:

@@ -16,23 +16,28 @@ from pathlib import Path
 import numpy as np
 
 from twinsim._version import __version__
+from twinsim.actors.flying import generate_flying_objects, pass_in_front_object, pass_times
+from twinsim.actors.population import generate_people
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
-from twinsim.geometry import T_to_pos_quat_xyzw
+from twinsim.geometry import T_to_pos_quat_xyzw, pose_to_T, yaw_quat_wxyz
 from twinsim.robots.controller import FlightController
 from twinsim.robots.drone import JOINT_NAMES, drone_body, pose_to_qpos
 from twinsim.robots.planner import plan_flight
 from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.apartment import generate_apartment
+from twinsim.scene.placement import clear_of_traces, place_people
 from twinsim.scene.spec import RobotSpec, SceneSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sensors.annotate import annotate_frame
+from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
 from twinsim.sensors.rig import resolve_sensors, sensor_metadata
 from twinsim.sequence import SequenceWriter, step_to_ns
 
 log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[int, int], None]
+START_CLEARANCE_M = 1.0  # the drone starts at least this far from any person's walking trace
 
 POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
 ODOM_COLUMNS = (*POSE_COLUMNS, "vx", "vy", "vz", "wx", "wy", "wz")
@@ -48,17 +53,48 @@ ROBOT_STATE_COLUMNS = tuple(
 
 
 def build_scene(cfg: TwinsimConfig) -> SceneSpec:
-    """Resolve a config into a complete world: layout, furniture, lights, robot path, sensors."""
-    rng = np.random.default_rng(cfg.seed)
-    layout = generate_apartment(cfg.scene, rng)
+    """Resolve a config into a complete world: layout, people, robot path, flying objects, sensors.
+
+    Each stage draws from its own stream of the seed, so adding people or flying objects to a
+    config keeps the same apartment.
+    """
+    layout_rng, people_rng, flight_rng, objects_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(cfg.seed).spawn(4)
+    )
+    total_s = cfg.sim.bootstrap_s + cfg.sim.duration_s
+    layout = generate_apartment(cfg.scene, layout_rng)
+    next_id = max(o.instance_id for o in layout.objects) + 1
+    population = generate_people(
+        cfg.people,
+        layout.rooms,
+        layout.objects,
+        people_rng,
+        next_id,
+        placement_fn=lambda candidates: place_people(
+            candidates,
+            layout.objects,
+            layout.rooms,
+            layout.wall_height,
+            total_s,
+            people_rng,
+            cfg.people.placement_attempts,
+            cfg.people.max_trace_intersections,
+        ),
+    )
+    next_id += 2 * population.placed
     plan = plan_flight(
         rooms=layout.rooms,
         doors=layout.doors,
         objects=layout.objects,
         wall_height=layout.wall_height,
         robot_cfg=cfg.robot,
-        duration_s=cfg.sim.bootstrap_s + cfg.sim.duration_s,
-        rng=rng,
+        duration_s=total_s,
+        rng=flight_rng,
+        start_allowed=(
+            (lambda xy: clear_of_traces(xy, population.traces, START_CLEARANCE_M))
+            if population.people
+            else None
+        ),
     )
     body = drone_body(cfg.robot)
     robot = RobotSpec(
@@ -75,7 +111,46 @@ def build_scene(cfg: TwinsimConfig) -> SceneSpec:
         path=plan.path,
         rooms_visited=tuple(plan.rooms_visited),
     )
-    return layout.to_scene(cfg.seed, robot, resolve_sensors(cfg))
+    sensors = resolve_sensors(cfg)
+    flying, flying_materials = generate_flying_objects(
+        cfg.flying_objects,
+        layout.bounds_min,
+        layout.bounds_max,
+        layout.rooms,
+        total_s,
+        objects_rng,
+        next_id,
+    )
+    if cfg.flying_objects.pass_in_front:
+        occluder, materials = _occluder(
+            robot, sensors, layout, total_s, objects_rng, next_id + len(flying)
+        )
+        flying, flying_materials = (*flying, occluder), (*flying_materials, *materials)
+    scene = layout.to_scene(cfg.seed, robot, sensors)
+    return scene.model_copy(
+        update={
+            "people": population.people,
+            "flying_objects": flying,
+            "materials": (*scene.materials, *population.materials, *flying_materials),
+            "textures": (*scene.textures, *population.textures),
+        }
+    )
+
+
+def _occluder(robot: RobotSpec, sensors, layout, total_s: float, rng, instance_id: int):
+    """GRADE's WO: an object passing right in front of the first camera's lens now and then."""
+    camera = next(s for s in sensors if s.type == "camera")
+    trajectory = Trajectory.from_path_points(robot.path)
+    T_body_cam = pose_to_T(camera.pos, camera.quat)
+
+    def T_world_cam(t: float) -> np.ndarray:
+        ref = trajectory.reference(t)
+        return pose_to_T(ref.pos, yaw_quat_wxyz(float(ref.yaw))) @ T_body_cam
+
+    times = pass_times(1.0, total_s, rng)
+    return pass_in_front_object(
+        T_world_cam, times, total_s, layout.bounds_min, layout.bounds_max, rng, instance_id
+    )
 
 
 @dataclass(frozen=True)
@@ -142,6 +217,8 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "time": "int64 nanoseconds of simulation time, t_ns = round(k * 1e9 / physics_hz)",
         "classes": list(SEMANTIC_CLASSES),
         "instances": scene.instance_table(),
+        "people": {"requested": cfg.people.count, "placed": len(scene.people)},
+        "flying_objects": len(scene.flying_objects),
         "rooms": [r.model_dump(mode="json") for r in scene.rooms],
         "streams": streams,
     }
@@ -166,14 +243,15 @@ def record(
         with SequenceWriter(
             Path(out), scene.to_json(), metadata, rgb_png_level=cfg.output.rgb_png_level
         ) as writer:
-            _fly(cfg, scene, world, writer, steps, progress)
-            writer.close()
+            stats = _fly(cfg, scene, world, writer, steps, progress)
+            writer.close({"statistics": stats})
     finally:
         world.close()
     return Path(out)
 
 
-def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> None:
+def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> dict:
+    """Step the world through every step, writing each stream on its schedule; return stats."""
     hz = cfg.sim.physics_hz
     cameras = [s for s in scene.sensors if s.type == "camera"]
     imus = [s for s in scene.sensors if s.type == "imu"]
@@ -199,8 +277,10 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> None:
     controller = FlightController(robot, Trajectory.from_path_points(robot.path), hz)
     world.set_robot_state(pose_to_qpos(robot.start_pos, robot.start_yaw), np.zeros(6))
     frame_index = {c.name: 0 for c in cameras}
+    cam_t_ns, cam_poses, fractions = [], [], []
     total = steps.end - steps.start
     for k in range(steps.end):
+        world.pose_actors(k / hz)
         world.step_begin()
         q, qd = world.robot_qpos(), world.robot_qvel()
         sp = controller.setpoint(k / hz, yaw_now=q[3])
@@ -229,8 +309,10 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> None:
                 writer.append("odometry", t_ns, np.concatenate([pose, vel[3:], vel[:3]]))
             for cam in cameras:
                 if k % period[cam.name] == 0:
-                    frame = annotate_frame(world, cam, frame_index[cam.name], t_ns)
+                    frame = annotate_frame(world, cam, frame_index[cam.name], t_ns, k / hz)
                     writer.write_frame(cam.name, frame)
+                    if cam is cameras[0]:
+                        fractions.append(frame.dynamic_fraction)
                     frame_index[cam.name] += 1
         world.step_end(ctrl)
         if recording:
@@ -243,3 +325,10 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> None:
             done = k - steps.start + 1
             if progress is not None and (done % max(1, hz // 10) == 0 or done == total):
                 progress(done, total)
+    if not cameras:
+        return {}
+    return {
+        "camera": cameras[0].name,
+        "camera_motion": camera_motion_stats(np.array(cam_t_ns), np.array(cam_poses)),
+        "dynamic_content": dynamic_stats(fractions),
+    }

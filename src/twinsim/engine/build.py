@@ -13,6 +13,12 @@ import mujoco
 import numpy as np
 
 from twinsim.config import RenderConfig
+from twinsim.engine.actors import (
+    actor_geom_instances,
+    add_actors,
+    flying_body_name,
+    person_body_name,
+)
 from twinsim.engine.meshes import textured_box
 from twinsim.geometry import R_OPTICAL_MJCAM, matrix_to_quat_wxyz, quat_wxyz_to_matrix
 from twinsim.robots.drone import JOINT_AXES, JOINT_IS_SLIDE, JOINT_NAMES
@@ -41,6 +47,11 @@ class IdMaps:
     instance_body: dict[int, int]  # instance id → MuJoCo body id
     local_box_center: dict[int, np.ndarray]  # instance id → OBB centre in the object frame
     local_box_half: dict[int, np.ndarray]  # instance id → OBB half extents in the object frame
+    dynamic_geoms: dict[int, np.ndarray]  # moving instance → its geom ids (boxes fit each frame)
+    dynamic_frame: dict[
+        int, tuple[int, bool]
+    ]  # moving instance → (body orienting its box, yaw only)
+    instance_dynamic: np.ndarray  # (max_instance + 1,) bool
 
 
 def _add_assets(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
@@ -185,24 +196,28 @@ def build_spec(scene: SceneSpec, render: RenderConfig, physics_hz: int) -> mujoc
     _add_assets(spec, scene)
     _add_objects(spec, scene)
     _add_lights(spec, scene)
+    add_actors(spec, scene)
     _add_robot(spec, scene)
     return spec
 
 
 def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
     """Map MuJoCo geoms and bodies to instance ids, and instances to classes and boxes."""
-    max_id = max((o.instance_id for o in scene.objects), default=0)
+    table = scene.instance_table()
+    max_id = max((row["instance_id"] for row in table), default=0)
     instance_class = np.zeros(max_id + 1, dtype=np.uint8)  # the vocabulary has < 256 classes
+    instance_dynamic = np.zeros(max_id + 1, dtype=bool)
+    for row in table:
+        instance_class[row["instance_id"]] = class_id(row["semantic_class"])
+        instance_dynamic[row["instance_id"]] = row["dynamic"]
     geom_instance = np.zeros(model.ngeom, dtype=np.uint16)
     instance_body, centers, halves = {}, {}, {}
     for obj in scene.objects:
         iid = obj.instance_id
-        instance_class[iid] = class_id(obj.semantic_class)
-        body_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, f"obj{iid}")
-        instance_body[iid] = body_id
-        geom_instance[
-            model.body_geomadr[body_id] : model.body_geomadr[body_id] + model.body_geomnum[body_id]
-        ] = iid
+        body = model.body(f"obj{iid}")
+        instance_body[iid] = body.id
+        start = int(body.geomadr[0])
+        geom_instance[start : start + int(body.geomnum[0])] = iid
         corners = []
         for g in obj.geoms:
             _, half = geom_local_box(g)
@@ -212,7 +227,26 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
         pts = np.concatenate(corners)
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         centers[iid], halves[iid] = (lo + hi) / 2, (hi - lo) / 2
-    return IdMaps(geom_instance, instance_class, instance_body, centers, halves)
+    dynamic_geoms = actor_geom_instances(model, scene)
+    for iid, geoms in dynamic_geoms.items():
+        geom_instance[geoms] = iid
+    dynamic_frame = {}
+    for person in scene.people:
+        pelvis = model.body(person_body_name(person, "pelvis")).id
+        for iid in (person.body_instance_id, person.clothing_instance_id):
+            dynamic_frame[iid] = (pelvis, True)
+    for obj in scene.flying_objects:
+        dynamic_frame[obj.instance_id] = (model.body(flying_body_name(obj)).id, False)
+    return IdMaps(
+        geom_instance,
+        instance_class,
+        instance_body,
+        centers,
+        halves,
+        dynamic_geoms,
+        dynamic_frame,
+        instance_dynamic,
+    )
 
 
 def compile_model(scene: SceneSpec, render: RenderConfig, physics_hz: int) -> mujoco.MjModel:

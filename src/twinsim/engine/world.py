@@ -10,6 +10,7 @@ import mujoco
 import numpy as np
 
 from twinsim.config import RenderConfig
+from twinsim.engine.actors import ActorDriver
 from twinsim.engine.build import ROBOT_BODY, compile_model, id_maps
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
@@ -39,6 +40,7 @@ class World:
         }
         self._renderers: dict[str, CameraRenderer] = {}
         self._velocity = np.zeros(6)
+        self.actors = ActorDriver(self.model, scene)
 
     def _sensor_adr(self, name: str) -> int:
         return int(
@@ -54,6 +56,10 @@ class World:
         self.data.qpos[:] = qpos
         self.data.qvel[:] = qvel
         mujoco.mj_forward(self.model, self.data)
+
+    def pose_actors(self, t_s: float) -> None:
+        """Move people and flying objects to their poses at t (before the step of that instant)."""
+        self.actors.apply(self.data, t_s)
 
     def step_begin(self) -> None:
         """First half of a physics step: kinematics and velocity-dependent sensors at step k."""
@@ -112,16 +118,62 @@ class World:
     def instance_world_boxes(
         self, instance_ids: np.ndarray
     ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """World OBBs (centre, half extents, rotation) of instances at the current state."""
+        """World OBBs (centre, half extents, rotation) of instances at the current state.
+
+        Static instances carry a box fixed in their object frame; moving ones get a box fitted
+        to their geoms at this instant (people: upright, turned with the pelvis).
+        """
         boxes = []
-        for iid in instance_ids:
-            body = self.maps.instance_body[int(iid)]
+        for iid in (int(i) for i in instance_ids):
+            if iid in self.maps.dynamic_geoms:
+                boxes.append(self._fitted_box(iid))
+                continue
+            body = self.maps.instance_body[iid]
             R = self.data.xmat[body].reshape(3, 3)
-            center = R @ self.maps.local_box_center[int(iid)] + self.data.xpos[body]
-            boxes.append((center, self.maps.local_box_half[int(iid)], R.copy()))
+            center = R @ self.maps.local_box_center[iid] + self.data.xpos[body]
+            boxes.append((center, self.maps.local_box_half[iid], R.copy()))
         return boxes
+
+    def _fitted_box(self, iid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        geoms = self.maps.dynamic_geoms[iid]
+        body, yaw_only = self.maps.dynamic_frame[iid]
+        R = self.data.xmat[body].reshape(3, 3).copy()
+        if yaw_only:
+            yaw = np.arctan2(R[1, 0], R[0, 0])
+            c, s = np.cos(yaw), np.sin(yaw)
+            R = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+        corners = geom_corners(self.model, self.data, geoms)
+        local = corners @ R
+        lo, hi = local.min(axis=0), local.max(axis=0)
+        return R @ ((lo + hi) / 2), (hi - lo) / 2, R
 
     def close(self) -> None:
         for renderer in self._renderers.values():
             renderer.close()
         self._renderers.clear()
+
+
+_SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
+
+
+def geom_half_extents(model: mujoco.MjModel, geoms: np.ndarray) -> np.ndarray:
+    """(n, 3) half extents, in each geom's frame, of boxes that contain the primitives."""
+    size, types = model.geom_size[geoms], model.geom_type[geoms]
+    half = size.copy()
+    r = size[:, 0]
+    sph = types == mujoco.mjtGeom.mjGEOM_SPHERE
+    half[sph] = r[sph, None]
+    cyl = types == mujoco.mjtGeom.mjGEOM_CYLINDER
+    half[cyl] = np.stack([r[cyl], r[cyl], size[cyl, 1]], axis=1)
+    cap = types == mujoco.mjtGeom.mjGEOM_CAPSULE
+    half[cap] = np.stack([r[cap], r[cap], size[cap, 1] + r[cap]], axis=1)
+    return half
+
+
+def geom_corners(model: mujoco.MjModel, data: mujoco.MjData, geoms: np.ndarray) -> np.ndarray:
+    """(8 n, 3) world corners of boxes containing each geom at the current state."""
+    half = geom_half_extents(model, geoms)
+    R = data.geom_xmat[geoms].reshape(-1, 3, 3)
+    local = _SIGNS[None] * half[:, None, :]
+    world = np.einsum("nij,nkj->nki", R, local) + data.geom_xpos[geoms][:, None, :]
+    return world.reshape(-1, 3)

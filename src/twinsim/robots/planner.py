@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,6 +50,8 @@ _CUSP_RAD = math.radians(150.0)  # sharper corners: stop and turn on the spot
 
 
 log = logging.getLogger(__name__)
+
+StartFilter = Callable[[np.ndarray], np.ndarray]
 
 
 class PlanningError(TwinsimError):
@@ -744,11 +746,13 @@ def plan_flight(
     duration_s: float,
     rng: np.random.Generator,
     options: PlannerOptions | None = None,
+    start_allowed: StartFilter | None = None,
 ) -> FlightPlan:
     """Plan a collision-free flight of at least duration_s through >= min_rooms_visited rooms.
 
     A flight too short to reach that many rooms enters as many as fit (a warning is logged;
-    `FlightPlan.rooms_visited` says which).
+    `FlightPlan.rooms_visited` says which). `start_allowed` (N, 2) → (N,) bool keeps the start
+    away from places it must avoid, such as people's walking traces.
 
     The drone starts at rest at flight height facing open space (>= min_view_m), turns on the
     spot if that differs from the route's first direction (and at corners too sharp to fly
@@ -777,7 +781,7 @@ def plan_flight(
     need = min(robot_cfg.min_rooms_visited, len(rooms))
     best: FlightPlan | None = None
     for _ in range(opt.tour_attempts):
-        plan = _fly(fs, planner, robot_cfg, opt, need, duration_s, rng)
+        plan = _fly(fs, planner, robot_cfg, opt, need, duration_s, rng, start_allowed)
         if len(set(plan.rooms_visited)) >= need:
             return plan
         if best is None or len(set(plan.rooms_visited)) > len(set(best.rooms_visited)):
@@ -801,9 +805,10 @@ def _fly(
     need: int,
     duration_s: float,
     rng: np.random.Generator,
+    start_allowed: StartFilter | None,
 ) -> FlightPlan:
     """One random tour from a random start, timed and cut after duration_s; rooms entered."""
-    state = _start_state(fs, planner, need, opt, rng)
+    state = _start_state(fs, planner, need, opt, rng, start_allowed)
     limits = MotionLimits(
         max_speed_mps=cfg.max_speed_mps,
         max_yaw_rate_dps=cfg.max_yaw_rate_dps,
@@ -865,7 +870,12 @@ def _doors_crossed(xy: np.ndarray, centres: list[np.ndarray]) -> int:
 
 
 def _start_state(
-    fs: FreeSpace, planner: _Planner, need: int, opt: PlannerOptions, rng: np.random.Generator
+    fs: FreeSpace,
+    planner: _Planner,
+    need: int,
+    opt: PlannerOptions,
+    rng: np.random.Generator,
+    start_allowed: StartFilter | None,
 ) -> _TourState:
     """Pick the start among places from which `need` rooms are reachable; the tour's origin."""
     pool, best = [], set()
@@ -885,6 +895,11 @@ def _start_state(
     if len(doorways):  # keep the start out of doorways and their approach lines
         near = np.linalg.norm(pool_xy[:, None] - doorways[None], axis=2).min(axis=1) < 1.0
         pool_xy = pool_xy[~near] if not near.all() else pool_xy
+    if start_allowed is not None:
+        allowed = start_allowed(pool_xy)
+        if not allowed.any():
+            raise PlanningError("no start position is clear of the people's walking traces")
+        pool_xy = pool_xy[allowed]
     start = choose_start(
         fs,
         rng,

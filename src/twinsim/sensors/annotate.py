@@ -7,11 +7,12 @@ import numpy as np
 from twinsim.scene.spec import SensorSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sensors.camera import intrinsics, loose_box, tight_boxes
+from twinsim.sensors.keypoints import person_keypoints
 from twinsim.sequence.frames import CameraFrame
 
 
-def annotate_frame(world, cam: SensorSpec, index: int, t_ns: int) -> CameraFrame:
-    """Render `cam` at the world's current state and annotate every visible instance."""
+def annotate_frame(world, cam: SensorSpec, index: int, t_ns: int, t_s: float = 0.0) -> CameraFrame:
+    """Render `cam` at the world's current state (time t_s) and annotate every visible instance."""
     rendered = world.render(cam.name, cam.width, cam.height)
     maps = world.maps
     geom_lut = np.append(maps.geom_instance, np.uint16(0))  # index -1 → 0 (nothing)
@@ -39,6 +40,7 @@ def annotate_frame(world, cam: SensorSpec, index: int, t_ns: int) -> CameraFrame
                 },
             }
         )
+    people = person_keypoints(world, instance, rendered.depth, K, T_cam_world, t_s)
     return CameraFrame(
         index=index,
         t_ns=t_ns,
@@ -48,4 +50,6 @@ def annotate_frame(world, cam: SensorSpec, index: int, t_ns: int) -> CameraFrame
         semantic=semantic,
         T_world_cam=T_world_cam,
         boxes=boxes,
+        people=people,
+        dynamic_fraction=float(maps.instance_dynamic[instance].mean()),
     )

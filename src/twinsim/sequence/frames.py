@@ -13,7 +13,9 @@ class CameraFrame:
 
     rgb (H, W, 3) uint8; depth (H, W) float32 z-depth in metres, 0 = no reading; instance
     (H, W) uint16, 0 = nothing; semantic (H, W) uint16 or uint8 class ids; T_world_cam (4, 4)
-    float64 pose of the OpenCV optical frame; boxes as documented in docs/sequence-format.md.
+    float64 pose of the OpenCV optical frame; boxes as documented in docs/sequence-format.md;
+    people: one dict per person in view ({"instance_id", "keypoints": 17 × [x, y, v],
+    "joints_world": J × [x, y, z]}); dynamic_fraction: share of pixels on dynamic instances.
     """
 
     index: int
@@ -24,11 +26,17 @@ class CameraFrame:
     semantic: np.ndarray
     T_world_cam: np.ndarray
     boxes: list[dict] = field(default_factory=list)
+    people: list[dict] = field(default_factory=list)
+    dynamic_fraction: float = 0.0
 
 
 @dataclass
 class Frame:
-    """A frame read back from a sequence, with the camera matrix K (3, 3) of its stream."""
+    """A frame read back from a sequence, with the camera matrix K (3, 3) of its stream.
+
+    `keypoints`: person instance id → (17, 3) COCO keypoints (x, y, visibility 0/1/2);
+    `joints_world`: person instance id → (J, 3) skeleton joints in the world frame.
+    """
 
     index: int
     t_ns: int
@@ -39,3 +47,6 @@ class Frame:
     K: np.ndarray
     T_world_cam: np.ndarray
     boxes: list[dict]
+    keypoints: dict[int, np.ndarray] = field(default_factory=dict)
+    joints_world: dict[int, np.ndarray] = field(default_factory=dict)
+    dynamic_fraction: float = 0.0

@@ -202,6 +202,14 @@ class CameraStream:
             K=self.K.copy(),
             T_world_cam=self.T_world_cam[index].copy(),
             boxes=record["boxes"],
+            keypoints={
+                p["instance_id"]: np.array(p["keypoints"], float) for p in record.get("people", [])
+            },
+            joints_world={
+                p["instance_id"]: np.array(p["joints_world"], float)
+                for p in record.get("people", [])
+            },
+            dynamic_fraction=float(record.get("dynamic_fraction", 0.0)),
         )
 
     def _label(self, kind: str, index: int) -> str:

@@ -166,7 +166,13 @@ class SequenceWriter:
         images = _frame_images(name, frame, camera)
         pose = pose_to_row(frame.T_world_cam)
         boxes = json.dumps(
-            {"frame": camera.count, "t_ns": t_ns, "boxes": frame.boxes},
+            {
+                "frame": camera.count,
+                "t_ns": t_ns,
+                "boxes": frame.boxes,
+                "people": frame.people,
+                "dynamic_fraction": frame.dynamic_fraction,
+            },
             default=_json_default,
             allow_nan=False,
             separators=(",", ":"),

@@ -1,0 +1,402 @@
+"""People for a scene: random bodies, clothes and motions, placed GRADE's way.
+
+`generate_people` draws every requested person — body proportions, a motion kind by the config's
+weights, speed, gait frequency, and a proposed place: for walks a route of 2–5 waypoints over
+free floor, for stationary motions a free spot and a random heading. A placement function
+(normally `twinsim.scene.placement.place_people`) then checks each proposal against the static
+world and the people before it, moves the person elsewhere, or drops it. Only the placed people
+get skin, hair and clothing materials (fabric textures for many shirts and trousers), and their
+ids and names are numbered consecutively, so a scene never holds an unused material.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from twinsim.actors.gait import walk_path_length
+from twinsim.actors.human import SEGMENT_NAMES
+from twinsim.config import PeopleConfig
+from twinsim.robots.planner import FreeSpace, build_free_space
+from twinsim.scene.placement import PlacementResult, TraceMap
+from twinsim.scene.spec import (
+    RGB,
+    HumanBodySpec,
+    HumanMotionSpec,
+    MaterialSpec,
+    ObjectSpec,
+    PersonSpec,
+    RoomSpec,
+    TextureSpec,
+)
+
+HEIGHT_M = (1.5, 1.95)
+SEGMENT_SPREAD = 0.08
+GIRTH = (0.85, 1.2)
+GAIT_HZ = (1.6, 2.0)
+STATIONARY_CYCLE_S = (4.0, 10.0)
+MIN_WALK_CYCLE_S = 4.0
+ROUTE_LENGTH_M = (2.0, 5.0)  # wanted length of a walking route
+LEG_M = (1.0, 3.0)  # length of one straight leg of a route
+ROUTE_CLEARANCE_M = 0.3  # free floor around a route (half a body width and arm swing)
+ROUTE_TRIES = 20
+MAX_TURN_RAD = math.radians(120.0)  # sharpest corner of a route
+# how far a motion's trace reaches from its route or spot (a raised arm, legs ahead when seated)
+REACH_M = {"walk": 0.4, "idle": 0.35, "wave": 0.95, "sit": 0.75}
+CLAIM_MARGIN_M = 0.3  # a proposal claims its reach plus this (part of a neighbour's reach)
+TEXTURE_SIZE = 128
+PENDING = "pending"  # material name of a candidate before it is placed
+
+# Skin tones from light to dark (sRGB), after common make-up / photographic references.
+SKIN_TONES: tuple[RGB, ...] = (
+    (0.96, 0.82, 0.72),
+    (0.92, 0.74, 0.60),
+    (0.84, 0.64, 0.49),
+    (0.72, 0.52, 0.37),
+    (0.58, 0.40, 0.27),
+    (0.44, 0.29, 0.19),
+    (0.32, 0.21, 0.14),
+)
+HAIR_COLORS: tuple[RGB, ...] = (
+    (0.05, 0.04, 0.03),
+    (0.18, 0.11, 0.06),
+    (0.35, 0.22, 0.12),
+    (0.62, 0.46, 0.26),
+    (0.85, 0.72, 0.48),
+    (0.55, 0.25, 0.12),
+    (0.62, 0.62, 0.60),
+)
+
+PlacementFn = Callable[[Sequence[PersonSpec]], PlacementResult]
+
+
+@dataclass(frozen=True)
+class PopulationResult:
+    """Placed people with their new materials and textures, and requested vs placed counts."""
+
+    people: tuple[PersonSpec, ...]
+    materials: tuple[MaterialSpec, ...]
+    textures: tuple[TextureSpec, ...]
+    requested: int
+    placed: int
+    traces: TraceMap
+
+
+def _r3(v: float) -> float:
+    return round(float(v), 3)
+
+
+def _hsv(rng: np.random.Generator, h, s, v) -> RGB:
+    rgb = colorsys.hsv_to_rgb((rng.uniform(*h) % 360.0) / 360.0, rng.uniform(*s), rng.uniform(*v))
+    return (_r3(rgb[0]), _r3(rgb[1]), _r3(rgb[2]))
+
+
+def _jitter(rng: np.random.Generator, c: RGB, spread: float) -> RGB:
+    f = rng.uniform(1.0 - spread, 1.0 + spread, 3)
+    return tuple(_r3(min(1.0, x * k)) for x, k in zip(c, f, strict=True))
+
+
+def _shade(c: RGB, factor: float) -> RGB:
+    return tuple(_r3(min(1.0, x * factor)) for x in c)
+
+
+class _Wardrobe:
+    """Makes one placed person's uniquely named materials and fabric textures."""
+
+    def __init__(self, name: str, rng: np.random.Generator) -> None:
+        self.name, self.rng = name, rng
+        self.materials: list[MaterialSpec] = []
+        self.textures: list[TextureSpec] = []
+
+    def plain(self, part: str, rgb: RGB, shiny: float = 0.1) -> str:
+        mat = MaterialSpec(
+            name=f"mat_{self.name}_{part}",
+            rgba=(*rgb, 1.0),
+            specular=_r3(self.rng.uniform(0.5, 1.5) * shiny),
+            shininess=_r3(self.rng.uniform(0.1, 0.4)),
+        )
+        self.materials.append(mat)
+        return mat.name
+
+    def fabric(self, part: str, colors: tuple[RGB, RGB], span_m: float, params: dict) -> str:
+        tex = TextureSpec(
+            name=f"tex_{self.name}_{part}",
+            kind="fabric",
+            seed=int(self.rng.integers(0, 2**31 - 1)),
+            size=TEXTURE_SIZE,
+            color_a=colors[0],
+            color_b=colors[1],
+            params=params,
+        )
+        rep = _r3(1.0 / span_m)
+        mat = MaterialSpec(
+            name=f"mat_{self.name}_{part}",
+            texture=tex.name,
+            specular=_r3(self.rng.uniform(0.02, 0.15)),
+            shininess=_r3(self.rng.uniform(0.05, 0.2)),
+            texrepeat=(rep, rep),
+        )
+        self.textures.append(tex)
+        self.materials.append(mat)
+        return mat.name
+
+    def shirt(self) -> str:
+        rng = self.rng
+        a = _hsv(rng, (0, 360), (0.1, 0.8), (0.2, 0.95))
+        if rng.uniform() < 0.4:
+            return self.plain("shirt", a)
+        b = _hsv(rng, (0, 360), (0.1, 0.7), (0.2, 0.95)) if rng.uniform() < 0.6 else _shade(a, 0.7)
+        params = {
+            "threads": float(rng.integers(24, 48)),
+            "twill": float(rng.integers(2)),
+            "plaid": float(rng.integers(0, 2) * rng.integers(2, 6)),
+        }
+        return self.fabric("shirt", (a, b), rng.uniform(0.15, 0.35), params)
+
+    def pants(self) -> str:
+        rng = self.rng
+        if rng.uniform() < 0.5:  # denim
+            a = _hsv(rng, (205, 230), (0.35, 0.75), (0.2, 0.6))
+            params = {"threads": float(rng.integers(40, 64)), "twill": 1.0, "plaid": 0.0}
+            return self.fabric("pants", (a, _shade(a, 1.35)), rng.uniform(0.1, 0.2), params)
+        a = _hsv(rng, (0, 360), (0.0, 0.35), (0.08, 0.6))
+        return self.plain("pants", a)
+
+    def shoes(self) -> str:
+        rng = self.rng
+        if rng.uniform() < 0.3:
+            return self.plain("shoes", _hsv(rng, (0, 360), (0.0, 0.1), (0.8, 0.97)), 0.3)
+        return self.plain("shoes", _hsv(rng, (15, 35), (0.2, 0.7), (0.05, 0.35)), 0.5)
+
+    def dress(self, body: HumanBodySpec) -> HumanBodySpec:
+        """The body with skin, hair (most people) and clothing materials."""
+        rng = self.rng
+        skin = SKIN_TONES[int(rng.integers(len(SKIN_TONES)))]
+        hair = None
+        if rng.uniform() < 0.85:
+            tone = HAIR_COLORS[int(rng.integers(len(HAIR_COLORS)))]
+            hair = self.plain("hair", _jitter(rng, tone, 0.1), 0.2)
+        return body.model_copy(
+            update={
+                "skin_material": self.plain("skin", _jitter(rng, skin, 0.04), 0.15),
+                "hair_material": hair,
+                "shirt_material": self.shirt(),
+                "pants_material": self.pants(),
+                "shoes_material": self.shoes(),
+            }
+        )
+
+
+def _body(rng: np.random.Generator) -> HumanBodySpec:
+    """Random proportions; materials are filled in once the person is placed."""
+    return HumanBodySpec(
+        height_m=_r3(rng.uniform(*HEIGHT_M)),
+        segment_scale={
+            s: _r3(rng.uniform(1 - SEGMENT_SPREAD, 1 + SEGMENT_SPREAD)) for s in SEGMENT_NAMES
+        },
+        girth_scale=_r3(rng.uniform(*GIRTH)),
+        skin_material=PENDING,
+        shirt_material=PENDING,
+        pants_material=PENDING,
+        shoes_material=PENDING,
+    )
+
+
+class _Floor:
+    """Free floor for proposals; each proposal claims the floor near it, so later ones avoid it.
+
+    A proposal claims the floor within its reach plus CLAIM_MARGIN_M, so traces of later
+    proposals rarely overlap it; this only makes GRADE's placement (which still checks every
+    trace) more likely to accept them.
+    """
+
+    def __init__(self, free: FreeSpace) -> None:
+        self.free = free
+        self.claimed = np.zeros(free.shape, dtype=bool)
+        cells = np.flatnonzero(free.grid_clearance.ravel() >= ROUTE_CLEARANCE_M)
+        self.spots = free.cell_xy(cells)
+        self.clearance = free.grid_clearance.ravel()[cells]
+
+    def _cells(self, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ij = np.floor((xy - self.free.origin) / self.free.cell_m).astype(int)
+        return np.clip(ij[..., 1], 0, self.free.shape[0] - 1), np.clip(
+            ij[..., 0], 0, self.free.shape[1] - 1
+        )
+
+    def spot(
+        self, rng: np.random.Generator, claims: bool = True, clearance: float = ROUTE_CLEARANCE_M
+    ) -> np.ndarray:
+        """A random free spot with `clearance`, unclaimed if any is left (and `claims`)."""
+        pool = self.spots[self.clearance >= clearance]
+        if not len(pool):
+            pool = self.spots[self.clearance >= self.clearance.max()]
+        if claims:
+            open_ = pool[~self.claimed[self._cells(pool)]]
+            pool = open_ if len(open_) else pool
+        return pool[int(rng.integers(len(pool)))]
+
+    def legs_clear(self, start: np.ndarray, ends: np.ndarray, claims: bool) -> np.ndarray:
+        """Whether each leg start → ends[i] keeps its clearance (and crosses no claim)."""
+        ok = self.free.segments_clear(start, ends, ROUTE_CLEARANCE_M)
+        if not claims:
+            return ok
+        u = np.linspace(0.0, 1.0, 40)[None, :, None]
+        samples = start + u * (ends[:, None, :] - start)
+        return ok & ~self.claimed[self._cells(samples)].any(axis=1)
+
+    def claim(self, route: np.ndarray, radius: float) -> None:
+        """Claim the floor within `radius` of a route (or of a single spot)."""
+        lo = self._cells(route.min(axis=0) - radius)
+        hi = self._cells(route.max(axis=0) + radius)
+        iy, ix = np.mgrid[lo[0] : hi[0] + 1, lo[1] : hi[1] + 1]
+        xy = self.free.origin + (np.stack([ix, iy], axis=-1) + 0.5) * self.free.cell_m
+        a = route[:-1] if len(route) > 1 else route
+        d = route[1:] - a if len(route) > 1 else np.zeros_like(a)
+        t = np.clip(
+            np.einsum("...kj,kj->...k", xy[..., None, :] - a, d)
+            / np.maximum(np.einsum("kj,kj->k", d, d), 1e-12),
+            0.0,
+            1.0,
+        )
+        near = np.linalg.norm(xy[..., None, :] - (a + t[..., None] * d), axis=-1).min(axis=-1)
+        self.claimed[iy, ix] |= near <= radius
+
+    def route(self, rng: np.random.Generator) -> np.ndarray | None:
+        """A route of 2–5 waypoints of straight legs over free floor, or None if none was found.
+
+        It starts on a random free spot; each leg turns by at most MAX_TURN_RAD, is LEG_M long,
+        keeps ROUTE_CLEARANCE_M from obstacles and crosses no claim (claims are ignored by the
+        second half of the tries: a walk stays a walk); the route ends once it is about as long
+        as wanted.
+        """
+        n_points = int(rng.integers(2, 6))
+        wanted = rng.uniform(*ROUTE_LENGTH_M)
+        for attempt in range(ROUTE_TRIES):
+            claims = attempt < ROUTE_TRIES // 2
+            route = [self.spot(rng, claims)]
+            length, heading, turn = 0.0, rng.uniform(-math.pi, math.pi), math.pi
+            while len(route) < n_points and length < wanted:
+                ang = heading + rng.uniform(-turn, turn, 12)
+                legs = np.minimum(rng.uniform(*LEG_M, 12), max(wanted - length, LEG_M[0]))
+                ends = route[-1] + legs[:, None] * np.stack([np.cos(ang), np.sin(ang)], axis=1)
+                ok = np.flatnonzero(self.legs_clear(route[-1], ends, claims))
+                if not len(ok):
+                    break
+                route.append(ends[ok[0]])
+                length += float(legs[ok[0]])
+                heading, turn = ang[ok[0]], MAX_TURN_RAD
+            if len(route) >= 2 and length >= ROUTE_LENGTH_M[0]:
+                return np.array(route)
+        return None
+
+
+def _motion(cfg: PeopleConfig, floor: _Floor, rng: np.random.Generator) -> HumanMotionSpec:
+    """A proposed motion: kind by weight, gait, and a route over free floor or a free spot."""
+    kinds = list(cfg.motions)
+    weights = np.array([cfg.motions[k] for k in kinds], dtype=float)
+    kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
+    gait_hz = _r3(rng.uniform(*GAIT_HZ))
+    route = floor.route(rng) if kind == "walk" else None
+    if route is None:  # stationary, or a walk with no room to walk: idle
+        kind = "idle" if kind == "walk" else kind
+        spot = floor.spot(rng, clearance=max(ROUTE_CLEARANCE_M, REACH_M[kind] - 0.05))
+        floor.claim(spot[None], REACH_M[kind] + CLAIM_MARGIN_M)
+        cycle = rng.uniform(*STATIONARY_CYCLE_S)
+        return HumanMotionSpec(
+            kind=kind,
+            waypoints=((round(float(spot[0]), 4), round(float(spot[1]), 4)),),
+            heading=round(rng.uniform(-math.pi, math.pi), 6),
+            speed_mps=0.0,
+            cycle_s=_r3(cycle),
+            phase_s=_r3(rng.uniform(0.0, 2 * cycle)),
+            gait_frequency_hz=gait_hz,
+        )
+    floor.claim(route, REACH_M["walk"] + CLAIM_MARGIN_M)
+    waypoints = tuple((round(float(x), 4), round(float(y), 4)) for x, y in route)
+    length = walk_path_length(waypoints)
+    speed = math.floor(1000 * min(rng.uniform(*cfg.speed_mps), length / MIN_WALK_CYCLE_S)) / 1000
+    cycle = length / speed
+    return HumanMotionSpec(
+        kind="walk",
+        waypoints=waypoints,
+        speed_mps=speed,
+        cycle_s=round(cycle, 4),
+        phase_s=_r3(rng.uniform(0.0, 2 * cycle)),
+        gait_frequency_hz=gait_hz,
+    )
+
+
+def _candidates(
+    cfg: PeopleConfig,
+    rooms: Sequence[RoomSpec],
+    objects: Sequence[ObjectSpec],
+    rng: np.random.Generator,
+    first_instance_id: int,
+) -> list[PersonSpec]:
+    """The requested people at their proposed places (none if no floor is free)."""
+    if cfg.count == 0:
+        return []
+    # obstacles between 5 cm (above rugs) and 1.95 m; door openings join the room rectangles
+    free = build_free_space(
+        rooms, (), objects, flight_height_m=1.0, clearance_m=ROUTE_CLEARANCE_M, clearance_z_m=0.95
+    )
+    floor = _Floor(free)
+    if not len(floor.spots):
+        return []
+    return [
+        PersonSpec(
+            person_id=k,
+            name=f"candidate_{k}",
+            body_instance_id=first_instance_id + 2 * k,
+            clothing_instance_id=first_instance_id + 2 * k + 1,
+            body=_body(rng),
+            motion=_motion(cfg, floor, rng),
+        )
+        for k in range(cfg.count)
+    ]
+
+
+def generate_people(
+    cfg: PeopleConfig,
+    layout_rooms: Sequence[RoomSpec],
+    objects: Sequence[ObjectSpec],
+    rng: np.random.Generator,
+    first_instance_id: int,
+    placement_fn: PlacementFn,
+) -> PopulationResult:
+    """Draw `cfg.count` people, place them with `placement_fn`, and dress the placed ones.
+
+    Instance ids run body, clothing, body, clothing, … from `first_instance_id` over the
+    placed people, who are named person_0, person_1, … in placement order.
+    """
+    candidates = _candidates(cfg, layout_rooms, objects, rng, first_instance_id)
+    placement = placement_fn(candidates)
+    people, materials, textures = [], [], []
+    for j, person in enumerate(placement.people):
+        name = f"person_{j}"
+        wardrobe = _Wardrobe(name, rng)
+        people.append(
+            person.model_copy(
+                update={
+                    "person_id": j,
+                    "name": name,
+                    "body_instance_id": first_instance_id + 2 * j,
+                    "clothing_instance_id": first_instance_id + 2 * j + 1,
+                    "body": wardrobe.dress(person.body),
+                }
+            )
+        )
+        materials += wardrobe.materials
+        textures += wardrobe.textures
+    return PopulationResult(
+        people=tuple(people),
+        materials=tuple(materials),
+        textures=tuple(textures),
+        requested=cfg.count,
+        placed=placement.placed,
+        traces=placement.traces,
+    )

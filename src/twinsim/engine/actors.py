@@ -1,0 +1,136 @@
+"""Dynamic actors in MuJoCo: people and flying objects as kinematic (mocap) bodies.
+
+They move exactly as their motion functions say — set before every physics step — and the
+robot collides with them. People are one mocap body per body part; a geom belongs to the
+person's skin or clothing instance by its layer. Flying objects also change scale, which
+MuJoCo allows by rewriting geom sizes and offsets in the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from twinsim.actors.flying import FlyingMotion
+from twinsim.actors.human import HumanMotion, build_body, motion_for
+from twinsim.scene.spec import FlyingObjectSpec, PersonSpec, SceneSpec
+
+_GEOM_TYPES = {
+    "box": mujoco.mjtGeom.mjGEOM_BOX,
+    "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+    "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+    "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
+    "ellipsoid": mujoco.mjtGeom.mjGEOM_ELLIPSOID,
+}
+
+
+def person_body_name(person: PersonSpec, part: str) -> str:
+    return f"person{person.person_id}_{part}"
+
+
+def flying_body_name(obj: FlyingObjectSpec) -> str:
+    return f"fly{obj.instance_id}"
+
+
+def _add_geom(body, name: str, g) -> None:
+    geom = body.add_geom()
+    geom.name = name
+    geom.type = _GEOM_TYPES[g.type]
+    geom.size = list(g.size) + [0.0] * (3 - len(g.size))
+    geom.pos, geom.quat = g.pos, g.quat
+    geom.material = g.material
+
+
+def add_actors(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
+    """Add a mocap body per person part and per flying object, with their geoms."""
+    for person in scene.people:
+        for part in build_body(person.body).parts:
+            body = spec.worldbody.add_body()
+            body.name = person_body_name(person, part.name)
+            body.mocap = True
+            for j, (g, layer) in enumerate(zip(part.geoms, part.layers, strict=True)):
+                _add_geom(body, f"{body.name}_{layer}_g{j}", g)
+    for obj in scene.flying_objects:
+        body = spec.worldbody.add_body()
+        body.name = flying_body_name(obj)
+        body.mocap = True
+        for j, g in enumerate(obj.geoms):
+            _add_geom(body, f"{body.name}_g{j}", g)
+
+
+def actor_geom_instances(model: mujoco.MjModel, scene: SceneSpec) -> dict[int, np.ndarray]:
+    """Instance id → MuJoCo geom ids of every person layer and flying object."""
+    out: dict[int, list[int]] = {}
+    for person in scene.people:
+        for part in build_body(person.body).parts:
+            body = model.body(person_body_name(person, part.name))
+            for j, layer in enumerate(part.layers):
+                iid = person.body_instance_id if layer == "skin" else person.clothing_instance_id
+                out.setdefault(iid, []).append(int(body.geomadr[0]) + j)
+    for obj in scene.flying_objects:
+        body = model.body(flying_body_name(obj))
+        out[obj.instance_id] = list(
+            range(int(body.geomadr[0]), int(body.geomadr[0] + body.geomnum[0]))
+        )
+    return {iid: np.array(ids, dtype=int) for iid, ids in out.items()}
+
+
+@dataclass
+class _Flyer:
+    motion: FlyingMotion
+    mocap: int
+    geoms: np.ndarray
+    size: np.ndarray
+    pos: np.ndarray
+    rbound: np.ndarray
+    aabb: np.ndarray
+
+
+class ActorDriver:
+    """Poses every actor at time t: mocap poses for all, geom scale for flying objects."""
+
+    def __init__(self, model: mujoco.MjModel, scene: SceneSpec) -> None:
+        self._model = model
+        self._people = []
+        for person in scene.people:
+            names = [p.name for p in build_body(person.body).parts]
+            mocap = np.array(
+                [model.body_mocapid[model.body(person_body_name(person, n)).id] for n in names]
+            )
+            self._people.append((person, motion_for(person), mocap))
+        self._flyers = []
+        for obj in scene.flying_objects:
+            body = model.body(flying_body_name(obj))
+            geoms = np.arange(int(body.geomadr[0]), int(body.geomadr[0] + body.geomnum[0]))
+            self._flyers.append(
+                _Flyer(
+                    FlyingMotion(obj),
+                    int(model.body_mocapid[body.id]),
+                    geoms,
+                    model.geom_size[geoms].copy(),
+                    model.geom_pos[geoms].copy(),
+                    model.geom_rbound[geoms].copy(),
+                    model.geom_aabb[geoms].copy(),
+                )
+            )
+
+    def people(self) -> list[tuple[PersonSpec, HumanMotion]]:
+        """(spec, motion) of every person, for per-frame annotations."""
+        return [(person, motion) for person, motion, _ in self._people]
+
+    def apply(self, data: mujoco.MjData, t_s: float) -> None:
+        """Set every actor to its pose at t (call before the physics step of that instant)."""
+        for _, motion, mocap in self._people:
+            data.mocap_pos[mocap], data.mocap_quat[mocap] = motion.part_pos_quat(t_s)
+        model = self._model
+        for f in self._flyers:
+            pos, R, scale = f.motion.pose(t_s)
+            data.mocap_pos[f.mocap] = pos
+            data.mocap_quat[f.mocap] = Rotation.from_matrix(R).as_quat(scalar_first=True)
+            model.geom_size[f.geoms] = f.size * scale
+            model.geom_pos[f.geoms] = f.pos * scale
+            model.geom_rbound[f.geoms] = f.rbound * scale
+            model.geom_aabb[f.geoms] = f.aabb * scale

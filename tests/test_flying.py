@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from conftest import make_robot
 from twinsim.actors.flying import (
     PASS_SWEEP_S,
     PASS_TRANSFER_S,
@@ -16,12 +17,14 @@ from twinsim.actors.flying import (
     generate_flying_objects,
     pass_in_front_object,
     pass_times,
+    planned_camera_pose,
 )
-from twinsim.config import FlyingObjectsConfig, load_config
+from twinsim.config import FlyingObjectsConfig, TwinsimConfig, load_config
 from twinsim.scene.apartment import generate_apartment
 from twinsim.scene.furniture import geoms_bounds
 from twinsim.scene.layout import room_rect
-from twinsim.scene.spec import FlyingObjectSpec, Keyframe
+from twinsim.scene.spec import FlyingObjectSpec, Keyframe, PathPoint
+from twinsim.sensors.rig import resolve_sensors
 
 DURATION = 20.0
 DT = 0.01
@@ -175,6 +178,8 @@ BOUNDS_MAX = (2.0, 3.0, 2.75)
 HALF_FOV = (math.radians(45.0), math.radians(37.0))
 # optical frame (x right, y down, z forward) of a camera looking along the body's +x
 R_BODY_CAM = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+DRONE_CENTRE_CAM = np.array([0.0, 0.0, -0.12])  # body centre in the camera frame
+DRONE_HALF_CAM = np.array([0.18, 0.05, 0.18])  # body half size along camera x, y, z
 
 
 def camera_pose(t: float) -> np.ndarray:
@@ -229,7 +234,7 @@ def test_lens_pass_crosses_the_optical_axis_close_to_the_lens(lens_pass):
             assert np.hypot(side[0], side[1]) > 0.2
 
 
-def test_lens_pass_stays_in_bounds_and_out_of_view_between_passes(lens_pass):
+def test_lens_pass_stays_in_bounds_off_the_drone_and_out_of_view_between_passes(lens_pass):
     times, spec, _ = lens_pass
     motion = FlyingMotion(spec)
     radius = spec.geoms[0].size[0]
@@ -238,5 +243,35 @@ def test_lens_pass_stays_in_bounds_and_out_of_view_between_passes(lens_pass):
     for x, far in zip(t, away > PASS_SWEEP_S + PASS_TRANSFER_S, strict=True):
         p = motion.pose(float(x))[0]
         assert np.all(p >= np.asarray(BOUNDS_MIN)) and np.all(p <= np.asarray(BOUNDS_MAX))
+        c = _in_camera(camera_pose(float(x)), p)
+        # never touches the drone (the default 0.36 m frame, lens 0.12 m ahead of its centre)
+        gap = np.maximum(np.abs(c - DRONE_CENTRE_CAM) - DRONE_HALF_CAM, 0.0)
+        assert np.linalg.norm(gap) >= radius, x
         if far:
-            assert _sphere_out_of_view(_in_camera(camera_pose(float(x)), p), radius), x
+            assert _sphere_out_of_view(c, radius), x
+
+
+def test_short_runs_have_no_pass_and_the_ball_just_waits():
+    assert pass_times(0.0, 3.0, np.random.default_rng(0)) == ()
+    rng = np.random.default_rng(1)
+    spec, _ = pass_in_front_object(camera_pose, (), 3.0, BOUNDS_MIN, BOUNDS_MAX, rng, 5)
+    motion = FlyingMotion(spec)
+    assert spec.keyframes[-1].t_s >= 3.0
+    for x in np.arange(0.0, 3.0, 0.05):
+        c = _in_camera(camera_pose(float(x)), motion.pose(float(x))[0])
+        assert _sphere_out_of_view(c, spec.geoms[0].size[0])
+
+
+def test_planned_camera_pose_follows_the_path():
+    path = (
+        PathPoint(t_s=0.0, pos=(0.0, 0.0, 1.3), yaw=0.0),
+        PathPoint(t_s=4.0, pos=(2.0, 1.0, 1.3), yaw=1.0),
+    )
+    robot = make_robot().model_copy(update={"path": path})
+    cam = next(s for s in resolve_sensors(TwinsimConfig()) if s.type == "camera")
+    pose = planned_camera_pose(robot, cam)
+    T = pose(4.0)
+    body_x = np.array([math.cos(1.0), math.sin(1.0), 0.0])
+    np.testing.assert_allclose(T[:3, 2], body_x, atol=1e-9)  # optical axis along body x
+    np.testing.assert_allclose(T[:3, 1], [0.0, 0.0, -1.0], atol=1e-9)  # image y down
+    np.testing.assert_allclose(T[:3, 3], np.array([2.0, 1.0, 1.3]) + 0.12 * body_x, atol=1e-9)

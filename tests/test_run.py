@@ -104,6 +104,9 @@ def test_drone_follows_its_path_within_limits(tiny_run):
     err = np.hypot(state["qpos_x"] - state["q_ref_x"], state["qpos_y"] - state["q_ref_y"])
     assert err.max() < 0.05
     assert speed.max() > 0.05  # it really flies
+    # GRADE's Table 8 statistics agree with the odometry: the camera moves forward (its z)
+    stats = seq.metadata["statistics"]["camera_motion"]
+    assert stats["linear_speed"][2] == pytest.approx(np.mean(np.abs(odo["vx"])), rel=0.2, abs=0.01)
 
 
 def test_same_seed_is_byte_identical_other_seed_differs(tiny_run, tmp_path):

@@ -298,11 +298,11 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> dict:
             if k % pose_p == 0:
                 writer.append("groundtruth_body", t_ns, T_to_pos_quat_xyzw(world.T_world_body()))
                 for cam in cameras:
-                    writer.append(
-                        f"groundtruth_{cam.name}",
-                        t_ns,
-                        T_to_pos_quat_xyzw(world.T_world_cam(cam.name)),
-                    )
+                    T_world_cam = world.T_world_cam(cam.name)
+                    writer.append(f"groundtruth_{cam.name}", t_ns, T_to_pos_quat_xyzw(T_world_cam))
+                    if cam is cameras[0]:
+                        cam_t_ns.append(t_ns)
+                        cam_poses.append(T_world_cam)
             if k % odom_p == 0:
                 vel = world.body_velocity_local()
                 pose = T_to_pos_quat_xyzw(world.T_world_body())

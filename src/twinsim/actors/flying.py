@@ -54,10 +54,9 @@ END_MARGIN_S = 2.0  # keyframes run at least this long past the requested durati
 
 PASS_MIN_GAP_M = 0.07  # least distance from the lens to the passing ball's surface
 PASS_MAX_DEPTH_M = 0.3  # the ball's centre crosses the optical axis at most this far out
-PASS_DEPTH_SPREAD_M = 0.06  # ... and at most this much farther than the closest it may come
-PASS_PARK_UP_M = 0.45  # where the ball waits: this far above the camera (out of view, clear of
-# the drone's body) and how high above the sweep's ends it arrives and leaves
-PASS_SWEEP_S = 0.3  # time from the edge of the view to the optical axis
+PASS_DEPTH_SPREAD_M = 0.03  # ... and at most this much farther than the closest it may come
+PASS_PARK_UP_M = 0.45  # the ball waits this far above the camera, and above the sweep's ends
+PASS_SWEEP_S = 0.6  # time from the edge of the view to the optical axis
 PASS_TRANSFER_S = 0.35  # time from the waiting spot to the start of a sweep (and back)
 PASS_OUT_ANGLE_RAD = math.radians(65.0)  # sweeps start and end this far off the axis
 PASS_STEP_S = 0.2  # keyframe spacing while waiting (it follows the camera)
@@ -441,15 +440,16 @@ def pass_times(
 ) -> tuple[float, ...]:
     """Times for the lens passes: one per `every_s` window of [start_s, end_s], jittered.
 
-    Passes keep 1 s from both ends and from each other's windows, so every sweep fits.
+    Each pass stays inside its window with room for its whole sweep, and the first and last
+    keep 1 s more from the ends, so `pass_in_front_keyframes` makes every one of them.
     """
+    room = PASS_SWEEP_S + PASS_TRANSFER_S + PASS_STEP_S / 2  # a pass's half width, and a gap
     span = end_s - start_s - 2.0
-    if span <= 0:
+    if span < 2 * room:
         return ()
-    n = max(1, int(span // every_s))
+    n = max(1, int(span // max(every_s, 2 * room)))
     width = span / n
-    pad = min(0.5 * width, PASS_SWEEP_S + PASS_TRANSFER_S)
-    return tuple(_r4(start_s + 1.0 + width * k + rng.uniform(pad, width - pad)) for k in range(n))
+    return tuple(_r4(start_s + 1.0 + width * k + rng.uniform(room, width - room)) for k in range(n))
 
 
 def pass_in_front_keyframes(
@@ -541,11 +541,11 @@ def pass_in_front_object(
     instance_id: int,
     name: str = "flying_pass_in_front",
 ) -> tuple[FlyingObjectSpec, tuple[MaterialSpec, ...]]:
-    """GRADE's "WO" occluder: a 24–30 cm ball passing right in front of the lens at `times`.
+    """GRADE's "WO" occluder: a 26–32 cm ball passing right in front of the lens at `times`.
 
     Close to the lens it covers most of a 90° view (over half of the image at the pass time).
     """
-    radius = float(rng.uniform(0.12, 0.15))
+    radius = float(rng.uniform(0.13, 0.16))
     geoms, mats = ball(rng, name, radius=radius)
     keys = pass_in_front_keyframes(
         T_world_cam, times, duration_s, bounds_min, bounds_max, radius, rng

@@ -16,11 +16,16 @@ from pathlib import Path
 import numpy as np
 
 from twinsim._version import __version__
-from twinsim.actors.flying import generate_flying_objects, pass_in_front_object, pass_times
+from twinsim.actors.flying import (
+    generate_flying_objects,
+    pass_in_front_object,
+    pass_times,
+    planned_camera_pose,
+)
 from twinsim.actors.population import generate_people
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
-from twinsim.geometry import T_to_pos_quat_xyzw, pose_to_T, yaw_quat_wxyz
+from twinsim.geometry import T_to_pos_quat_xyzw
 from twinsim.robots.controller import FlightController
 from twinsim.robots.drone import JOINT_NAMES, drone_body, pose_to_qpos
 from twinsim.robots.planner import plan_flight
@@ -140,16 +145,14 @@ def build_scene(cfg: TwinsimConfig) -> SceneSpec:
 def _occluder(robot: RobotSpec, sensors, layout, total_s: float, rng, instance_id: int):
     """GRADE's WO: an object passing right in front of the first camera's lens now and then."""
     camera = next(s for s in sensors if s.type == "camera")
-    trajectory = Trajectory.from_path_points(robot.path)
-    T_body_cam = pose_to_T(camera.pos, camera.quat)
-
-    def T_world_cam(t: float) -> np.ndarray:
-        ref = trajectory.reference(t)
-        return pose_to_T(ref.pos, yaw_quat_wxyz(float(ref.yaw))) @ T_body_cam
-
-    times = pass_times(1.0, total_s, rng)
     return pass_in_front_object(
-        T_world_cam, times, total_s, layout.bounds_min, layout.bounds_max, rng, instance_id
+        planned_camera_pose(robot, camera),
+        pass_times(1.0, total_s, rng),
+        total_s,
+        layout.bounds_min,
+        layout.bounds_max,
+        rng,
+        instance_id,
     )
 
 

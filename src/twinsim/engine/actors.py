@@ -1,9 +1,11 @@
 """Dynamic actors in MuJoCo: people and flying objects as kinematic (mocap) bodies.
 
-They move exactly as their motion functions say — set before every physics step — and the
-robot collides with them. People are one mocap body per body part; a geom belongs to the
-person's skin or clothing instance by its layer. Flying objects also change scale, which
-MuJoCo allows by rewriting geom sizes and offsets in the model.
+They move exactly as their motion functions say — set before every physics step. The robot
+collides with people; flying objects are seen by every sensor but pass through the robot, so an
+object swept across the lens (GRADE's WO runs) never changes the recorded flight. People are
+one mocap body per body part; a geom belongs to the person's skin or clothing instance by its
+layer. Flying objects also change scale, which MuJoCo allows by rewriting geom sizes and
+offsets in the model.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ def flying_body_name(obj: FlyingObjectSpec) -> str:
     return f"fly{obj.instance_id}"
 
 
-def _add_geom(body, name: str, g) -> None:
+def _add_geom(body, name: str, g, collides: bool = True) -> None:
     geom = body.add_geom()
+    if not collides:
+        geom.contype = geom.conaffinity = 0
     geom.name = name
     geom.type = _GEOM_TYPES[g.type]
     geom.size = list(g.size) + [0.0] * (3 - len(g.size))
@@ -57,8 +61,8 @@ def add_actors(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
         body = spec.worldbody.add_body()
         body.name = flying_body_name(obj)
         body.mocap = True
-        for j, g in enumerate(obj.geoms):
-            _add_geom(body, f"{body.name}_g{j}", g)
+        for j, g in enumerate(obj.geoms):  # seen by sensors, never pushing the robot
+            _add_geom(body, f"{body.name}_g{j}", g, collides=False)
 
 
 def actor_geom_instances(model: mujoco.MjModel, scene: SceneSpec) -> dict[int, np.ndarray]:

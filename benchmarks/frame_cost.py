@@ -7,7 +7,9 @@ Measured in one run on the default world at 640×480:
   writing, until the last file is flushed) per camera frame, taken as the difference between
   a long and a short run divided by their difference in frames, so that world generation
   and start-up cancel out (the all-inclusive figure is reported too);
-- peak RSS of a 10 s and a 60 s run, each in its own process.
+- peak RSS of a 10 s and a 60 s run, each in its own process;
+- the dynamic world: the same apartment with 20 people requested and 10 flying objects, its
+  pipeline frame cost (same differential method, shorter runs) over the static one's.
 
 Usage: python benchmarks/frame_cost.py [--seed 0] [--short 10] [--long 60] [--json PATH]
 """
@@ -27,7 +29,9 @@ import json, resource, sys, time
 from pathlib import Path
 from twinsim.config import load_config
 from twinsim.sim import run
-cfg = load_config("default", seed=int(sys.argv[1]), duration_s=float(sys.argv[2]))
+cfg = load_config(
+    "default", json.loads(sys.argv[4]), seed=int(sys.argv[1]), duration_s=float(sys.argv[2])
+)
 t0 = time.perf_counter()
 run(cfg, Path(sys.argv[3]))
 wall = time.perf_counter() - t0
@@ -36,9 +40,12 @@ print(json.dumps({"wall_s": wall, "peak_rss_mb": rss_mb}))
 """
 
 
-def _run_child(seed: int, duration: float, out: Path) -> dict:
+DYNAMIC = ["people.count=20", "flying_objects.count=10"]
+
+
+def _run_child(seed: int, duration: float, out: Path, overrides: list[str] = ()) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(seed), str(duration), str(out)],
+        [sys.executable, "-c", _CHILD, str(seed), str(duration), str(out), json.dumps(overrides)],
         check=True,
         capture_output=True,
         text=True,
@@ -87,6 +94,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--short", type=float, default=10.0, help="seconds of the short run")
     parser.add_argument("--long", type=float, default=60.0, help="seconds of the long run")
+    parser.add_argument("--dyn-short", type=float, default=5.0, help="dynamic comparison, short")
+    parser.add_argument("--dyn-long", type=float, default=20.0, help="dynamic comparison, long")
     parser.add_argument(
         "--json", type=Path, default=Path(__file__).parent / "results" / "frame_cost.json"
     )
@@ -96,6 +105,13 @@ def main() -> None:
         short = _run_child(args.seed, args.short, Path(tmp) / "short")
         raw_s = _raw_cost(Path(tmp) / "short", n_frames=int(args.short * 30))
         long = _run_child(args.seed, args.long, Path(tmp) / "long")
+        dyn = {}
+        for name, overrides in (("static", []), ("dynamic", DYNAMIC)):
+            a = _run_child(args.seed, args.dyn_short, Path(tmp) / f"{name}_a", overrides)
+            b = _run_child(args.seed, args.dyn_long, Path(tmp) / f"{name}_b", overrides)
+            frames = round((args.dyn_long - args.dyn_short) * 30)
+            dyn[name] = (b["wall_s"] - a["wall_s"]) / frames
+        placed = json.loads((Path(tmp) / "dynamic_b" / "metadata.json").read_text())["people"]
     frames_short, frames_long = round(args.short * 30), round(args.long * 30)
     pipeline_s = (long["wall_s"] - short["wall_s"]) / (frames_long - frames_short)
     result = {
@@ -108,6 +124,13 @@ def main() -> None:
         "short_run": {"duration_s": args.short, **short},
         "long_run": {"duration_s": args.long, **long},
         "rss_growth_long_vs_short": long["peak_rss_mb"] / short["peak_rss_mb"] - 1.0,
+        "dynamic_world": {
+            "overrides": DYNAMIC,
+            "people": placed,
+            "static_ms_per_frame": dyn["static"] * 1e3,
+            "dynamic_ms_per_frame": dyn["dynamic"] * 1e3,
+            "ratio_dynamic_to_static": dyn["dynamic"] / dyn["static"],
+        },
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2) + "\n")
@@ -127,6 +150,12 @@ def main() -> None:
     print(
         f"peak RSS: {short['peak_rss_mb']:.0f} MB ({args.short:g} s run), "
         f"{long['peak_rss_mb']:.0f} MB ({args.long:g} s run), growth {growth:+.1%}"
+    )
+    d = result["dynamic_world"]
+    print(
+        f"dynamic world ({d['people']['placed']} of {d['people']['requested']} people placed, "
+        f"10 flying objects): {d['dynamic_ms_per_frame']:.1f} ms vs static "
+        f"{d['static_ms_per_frame']:.1f} ms a frame, ratio {d['ratio_dynamic_to_static']:.2f}"
     )
     print(f"written to {args.json}")
 

@@ -101,3 +101,12 @@ def test_flying_objects_stay_in_bounds(dynamic_run):
 def test_dynamic_run_is_deterministic(dynamic_run, tmp_path):
     again = run(load_config("tiny", OVERRIDES, seed=2, duration_s=3.0), tmp_path / "again")
     assert _digest(again) == _digest(dynamic_run)
+
+
+def test_skipping_far_people_between_frames_changes_nothing(dynamic_run, tmp_path, monkeypatch):
+    from twinsim.engine.world import World
+
+    always = World.pose_actors
+    monkeypatch.setattr(World, "pose_actors", lambda self, t_s, observed=True: always(self, t_s))
+    full = run(load_config("tiny", OVERRIDES, seed=2, duration_s=3.0), tmp_path / "full")
+    assert _digest(full) == _digest(dynamic_run)

@@ -111,6 +111,9 @@ def info(
         ("rooms", ", ".join(r["type"] for r in rooms) or "-"),
         ("instances", f"{get('n_instances')} ({get('n_dynamic_instances')} dynamic)"),
         ("classes", ", ".join(f"{c} {n}" for c, n in by_class.items())),
+        ("people", "{placed} placed of {requested} requested".format(**get("people", {}))),
+        ("flying objects", get("flying_objects", 0)),
+        *_statistics_rows(get("statistics") or {}),
     ):
         facts.add_row(key, str(value))
     console.print(facts)
@@ -121,6 +124,32 @@ def info(
         count, details = str(entry.get("count")), entry.get("resolution", "")
         streams.add_row(name, entry["type"], str(entry["rate_hz"]), count, details)
     console.print(streams)
+
+
+def _statistics_rows(stats: dict) -> list[tuple[str, str]]:
+    """GRADE's Table 8 figures as (label, text) rows."""
+    rows = []
+    for key, unit in (
+        ("linear_speed", "m/s"),
+        ("linear_accel", "m/s²"),
+        ("angular_speed", "rad/s"),
+        ("angular_accel", "rad/s²"),
+    ):
+        values = stats.get("camera_motion", {}).get(key)
+        if values:
+            rows.append(
+                (f"camera |{key}|", " ".join(f"{v:.3f}" for v in values) + f" {unit} (x y z)")
+            )
+    dyn = stats.get("dynamic_content")
+    if dyn:
+        rows.append(
+            (
+                "dynamic content",
+                f"{dyn['frames_with_dynamic_content']} of {dyn['frames']} frames, mean coverage "
+                f"{dyn['mean_dynamic_coverage']:.1%}",
+            )
+        )
+    return rows
 
 
 @app.command()

@@ -282,8 +282,9 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> dict:
     frame_index = {c.name: 0 for c in cameras}
     cam_t_ns, cam_poses, fractions = [], [], []
     total = steps.end - steps.start
+    observer_periods = [period[c.name] for c in cameras]
     for k in range(steps.end):
-        world.pose_actors(k / hz)
+        world.pose_actors(k / hz, observed=any(k % p == 0 for p in observer_periods))
         world.step_begin()
         q, qd = world.robot_qpos(), world.robot_qvel()
         sp = controller.setpoint(k / hz, yaw_now=q[3])

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import mujoco
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from twinsim.actors.flying import FlyingMotion
 from twinsim.actors.human import HumanMotion, build_body, motion_for
 from twinsim.scene.spec import FlyingObjectSpec, PersonSpec, SceneSpec
 
+NEAR_ROBOT_M = 3.0  # people farther than this from the robot need no pose between frames
 _GEOM_TYPES = {
     "box": mujoco.mjtGeom.mjGEOM_BOX,
     "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
@@ -106,6 +106,7 @@ class ActorDriver:
             )
             self._people.append((person, motion_for(person), mocap))
         self._flyers = []
+        self._quat = np.zeros(4)
         for obj in scene.flying_objects:
             body = model.body(flying_body_name(obj))
             geoms = np.arange(int(body.geomadr[0]), int(body.geomadr[0] + body.geomnum[0]))
@@ -125,15 +126,26 @@ class ActorDriver:
         """(spec, motion) of every person, for per-frame annotations."""
         return [(person, motion) for person, motion, _ in self._people]
 
-    def apply(self, data: mujoco.MjData, t_s: float) -> None:
-        """Set every actor to its pose at t (call before the physics step of that instant)."""
+    def apply(self, data: mujoco.MjData, t_s: float, robot_xy: np.ndarray | None = None) -> None:
+        """Set the actors to their poses at t (call before the physics step of that instant).
+
+        With `robot_xy` given, people whose pelvis was last seen farther than
+        `NEAR_ROBOT_M` from the robot keep their previous pose: they cannot touch it before
+        the next full update (one camera frame away), so physics is unchanged. Every step a
+        sensor observes must be a full update (`robot_xy=None`).
+        """
         for _, motion, mocap in self._people:
+            if robot_xy is not None:
+                dx, dy = data.mocap_pos[mocap[0], :2] - robot_xy
+                if dx * dx + dy * dy > NEAR_ROBOT_M**2:
+                    continue
             data.mocap_pos[mocap], data.mocap_quat[mocap] = motion.part_pos_quat(t_s)
         model = self._model
         for f in self._flyers:
             pos, R, scale = f.motion.pose(t_s)
             data.mocap_pos[f.mocap] = pos
-            data.mocap_quat[f.mocap] = Rotation.from_matrix(R).as_quat(scalar_first=True)
+            mujoco.mju_mat2Quat(self._quat, np.ascontiguousarray(R).ravel())
+            data.mocap_quat[f.mocap] = self._quat
             model.geom_size[f.geoms] = f.size * scale
             model.geom_pos[f.geoms] = f.pos * scale
             model.geom_rbound[f.geoms] = f.rbound * scale

@@ -57,9 +57,14 @@ class World:
         self.data.qvel[:] = qvel
         mujoco.mj_forward(self.model, self.data)
 
-    def pose_actors(self, t_s: float) -> None:
-        """Move people and flying objects to their poses at t (before the step of that instant)."""
-        self.actors.apply(self.data, t_s)
+    def pose_actors(self, t_s: float, observed: bool = True) -> None:
+        """Move people and flying objects to their poses at t (before the step of that instant).
+
+        When no sensor observes this step (`observed=False`), people far from the robot may
+        keep their previous pose (see `ActorDriver.apply`).
+        """
+        robot_xy = None if observed else self.data.xpos[self.robot_body, :2].copy()
+        self.actors.apply(self.data, t_s, robot_xy)
 
     def step_begin(self) -> None:
         """First half of a physics step: kinematics and velocity-dependent sensors at step k."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -120,3 +123,12 @@ def box_world(gl_backend):
 def place(world, pos, yaw=0.0, pitch=0.0, roll=0.0) -> None:
     """Teleport the robot to a pose, at rest."""
     world.set_robot_state(np.array([*pos, yaw, pitch, roll], float), np.zeros(6))
+
+
+def digest_folder(folder: Path) -> dict[str, str]:
+    """sha256 of every file below `folder`, by relative path (byte-identity checks)."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }

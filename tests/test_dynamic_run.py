@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import digest_folder
 from twinsim.config import load_config
 from twinsim.sensors.camera import backproject
 from twinsim.sequence import open_sequence, validate_sequence
@@ -19,14 +19,6 @@ OVERRIDES = [
     "cameras.cam0.width=128",
     "cameras.cam0.height=96",
 ]
-
-
-def _digest(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +92,7 @@ def test_flying_objects_stay_in_bounds(dynamic_run):
 
 def test_dynamic_run_is_deterministic(dynamic_run, tmp_path):
     again = run(load_config("tiny", OVERRIDES, seed=2, duration_s=3.0), tmp_path / "again")
-    assert _digest(again) == _digest(dynamic_run)
+    assert digest_folder(again) == digest_folder(dynamic_run)
 
 
 def test_skipping_far_people_between_frames_changes_nothing(dynamic_run, tmp_path, monkeypatch):
@@ -109,4 +101,4 @@ def test_skipping_far_people_between_frames_changes_nothing(dynamic_run, tmp_pat
     always = World.pose_actors
     monkeypatch.setattr(World, "pose_actors", lambda self, t_s, observed=True: always(self, t_s))
     full = run(load_config("tiny", OVERRIDES, seed=2, duration_s=3.0), tmp_path / "full")
-    assert _digest(full) == _digest(dynamic_run)
+    assert digest_folder(full) == digest_folder(dynamic_run)

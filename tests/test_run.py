@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -11,18 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import digest_folder
 from twinsim.config import load_config
 from twinsim.geometry import pose_to_T
 from twinsim.sequence import open_sequence, step_to_ns, validate_sequence
 from twinsim.sim import run
-
-
-def _digest(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +103,7 @@ def test_drone_follows_its_path_within_limits(tiny_run):
 
 def test_same_seed_is_byte_identical_other_seed_differs(tiny_run, tmp_path):
     again = run(load_config("tiny", seed=0), tmp_path / "again")
-    assert _digest(again) == _digest(tiny_run)
+    assert digest_folder(again) == digest_folder(tiny_run)
     other = run(load_config("tiny", seed=1, duration_s=0.2), tmp_path / "other")
     a = json.loads((tiny_run / "scene.json").read_text())
     b = json.loads((other / "scene.json").read_text())

@@ -17,16 +17,10 @@ import numpy as np
 
 from twinsim.actors.flying import FlyingMotion
 from twinsim.actors.human import HumanMotion, build_body, motion_for
+from twinsim.engine.primitives import add_primitive
 from twinsim.scene.spec import FlyingObjectSpec, PersonSpec, SceneSpec
 
 NEAR_ROBOT_M = 3.0  # people farther than this from the robot need no pose between frames
-_GEOM_TYPES = {
-    "box": mujoco.mjtGeom.mjGEOM_BOX,
-    "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
-    "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
-    "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
-    "ellipsoid": mujoco.mjtGeom.mjGEOM_ELLIPSOID,
-}
 
 
 def person_body_name(person: PersonSpec, part: str) -> str:
@@ -37,17 +31,6 @@ def flying_body_name(obj: FlyingObjectSpec) -> str:
     return f"fly{obj.instance_id}"
 
 
-def _add_geom(body, name: str, g, collides: bool = True) -> None:
-    geom = body.add_geom()
-    if not collides:
-        geom.contype = geom.conaffinity = 0
-    geom.name = name
-    geom.type = _GEOM_TYPES[g.type]
-    geom.size = list(g.size) + [0.0] * (3 - len(g.size))
-    geom.pos, geom.quat = g.pos, g.quat
-    geom.material = g.material
-
-
 def add_actors(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
     """Add a mocap body per person part and per flying object, with their geoms."""
     for person in scene.people:
@@ -56,13 +39,13 @@ def add_actors(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
             body.name = person_body_name(person, part.name)
             body.mocap = True
             for j, (g, layer) in enumerate(zip(part.geoms, part.layers, strict=True)):
-                _add_geom(body, f"{body.name}_{layer}_g{j}", g)
+                add_primitive(body, f"{body.name}_{layer}_g{j}", g)
     for obj in scene.flying_objects:
         body = spec.worldbody.add_body()
         body.name = flying_body_name(obj)
         body.mocap = True
         for j, g in enumerate(obj.geoms):  # seen by sensors, never pushing the robot
-            _add_geom(body, f"{body.name}_g{j}", g, collides=False)
+            add_primitive(body, f"{body.name}_g{j}", g, collides=False)
 
 
 def actor_geom_instances(model: mujoco.MjModel, scene: SceneSpec) -> dict[int, np.ndarray]:

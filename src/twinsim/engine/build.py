@@ -20,6 +20,7 @@ from twinsim.engine.actors import (
     person_body_name,
 )
 from twinsim.engine.meshes import textured_box
+from twinsim.engine.primitives import add_primitive
 from twinsim.geometry import R_OPTICAL_MJCAM, matrix_to_quat_wxyz, quat_wxyz_to_matrix
 from twinsim.robots.drone import JOINT_AXES, JOINT_IS_SLIDE, JOINT_NAMES
 from twinsim.scene.spec import SceneSpec, geom_local_box
@@ -29,13 +30,6 @@ from twinsim.scene.vocabulary import class_id
 ROBOT_BODY = "robot"
 ROBOT_GEOM_GROUP = 3  # collides, never rendered by on-board cameras
 UV_SUFFIX = "__uv"  # the variant of a textured material used by meshes with their own UVs
-_GEOM_TYPES = {
-    "box": mujoco.mjtGeom.mjGEOM_BOX,
-    "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
-    "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
-    "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
-    "ellipsoid": mujoco.mjtGeom.mjGEOM_ELLIPSOID,
-}
 
 
 @dataclass(frozen=True)
@@ -88,27 +82,26 @@ def _add_objects(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
         body.pos, body.quat = obj.pos, obj.quat
         R_obj = quat_wxyz_to_matrix(obj.quat)
         for j, g in enumerate(obj.geoms):
-            geom = body.add_geom()
-            geom.name = f"obj{obj.instance_id}_g{j}"
-            geom.pos, geom.quat = g.pos, g.quat
+            name = f"obj{obj.instance_id}_g{j}"
             mat = textured.get(g.material)
-            if g.type == "box" and mat is not None:
-                R = R_obj @ quat_wxyz_to_matrix(g.quat)
-                p = R_obj @ np.asarray(g.pos) + np.asarray(obj.pos)
-                verts, uvs, faces = textured_box(np.asarray(g.size), R, p, mat.texrepeat)
-                mesh = spec.add_mesh()
-                mesh.name = geom.name
-                mesh.uservert = verts.ravel().tolist()
-                mesh.usertexcoord = uvs.ravel().tolist()
-                mesh.userface = faces.ravel().tolist()
-                mesh.userfacetexcoord = faces.ravel().tolist()
-                geom.type = mujoco.mjtGeom.mjGEOM_MESH
-                geom.meshname = mesh.name
-                geom.material = g.material + UV_SUFFIX
-            else:
-                geom.type = _GEOM_TYPES[g.type]
-                geom.size = list(g.size) + [0.0] * (3 - len(g.size))
-                geom.material = g.material
+            if g.type != "box" or mat is None:
+                add_primitive(body, name, g)
+                continue
+            R = R_obj @ quat_wxyz_to_matrix(g.quat)
+            p = R_obj @ np.asarray(g.pos) + np.asarray(obj.pos)
+            verts, uvs, faces = textured_box(np.asarray(g.size), R, p, mat.texrepeat)
+            mesh = spec.add_mesh()
+            mesh.name = name
+            mesh.uservert = verts.ravel().tolist()
+            mesh.usertexcoord = uvs.ravel().tolist()
+            mesh.userface = faces.ravel().tolist()
+            mesh.userfacetexcoord = faces.ravel().tolist()
+            geom = body.add_geom()
+            geom.name = name
+            geom.pos, geom.quat = g.pos, g.quat
+            geom.type = mujoco.mjtGeom.mjGEOM_MESH
+            geom.meshname = mesh.name
+            geom.material = g.material + UV_SUFFIX
 
 
 def _add_lights(spec: mujoco.MjSpec, scene: SceneSpec) -> None:

@@ -7,7 +7,6 @@ world and are not recorded. Everything recorded at step k describes the same ins
 
 from __future__ import annotations
 
-import logging
 import platform
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from twinsim.actors.flying import (
 from twinsim.actors.population import generate_people
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
-from twinsim.geometry import T_to_pos_quat_xyzw
+from twinsim.recording import StreamRecorder
 from twinsim.robots.controller import FlightController
 from twinsim.robots.drone import JOINT_NAMES, drone_body, pose_to_qpos
 from twinsim.robots.planner import plan_flight
@@ -34,27 +33,11 @@ from twinsim.scene.apartment import generate_apartment
 from twinsim.scene.placement import clear_of_traces, place_people
 from twinsim.scene.spec import RobotSpec, SceneSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
-from twinsim.sensors.annotate import annotate_frame
-from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
 from twinsim.sensors.rig import resolve_sensors, sensor_metadata
-from twinsim.sequence import SequenceWriter, step_to_ns
-
-log = logging.getLogger(__name__)
+from twinsim.sequence import SequenceWriter
 
 ProgressCallback = Callable[[int, int], None]
 START_CLEARANCE_M = 1.0  # the drone starts at least this far from any person's walking trace
-
-POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
-ODOM_COLUMNS = (*POSE_COLUMNS, "vx", "vy", "vz", "wx", "wy", "wz")
-IMU_COLUMNS = ("gyro_x", "gyro_y", "gyro_z", "accel_x", "accel_y", "accel_z")
-JOINT_COLUMNS = tuple(
-    f"{kind}_{j}" for kind in ("position", "velocity", "effort") for j in JOINT_NAMES
-)
-ROBOT_STATE_COLUMNS = tuple(
-    f"{kind}_{j}"
-    for kind in ("qpos", "qvel", "qacc_warmstart", "q_ref", "qd_ref", "qdd_ff", "ctrl")
-    for j in JOINT_NAMES
-)
 
 
 def build_scene(cfg: TwinsimConfig) -> SceneSpec:
@@ -254,85 +237,26 @@ def record(
 
 
 def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> dict:
-    """Step the world through every step, writing each stream on its schedule; return stats."""
+    """Fly the planned path through every step, recording the streams; return the statistics."""
     hz = cfg.sim.physics_hz
-    cameras = [s for s in scene.sensors if s.type == "camera"]
-    imus = [s for s in scene.sensors if s.type == "imu"]
-    gt = cfg.groundtruth
-    period = {s.name: hz // s.rate_hz for s in scene.sensors}
-    pose_p, odom_p, joint_p = (
-        hz // gt.pose_rate_hz,
-        hz // gt.odometry_rate_hz,
-        hz // gt.joint_state_rate_hz,
-    )
-
-    for cam in cameras:
-        writer.add_camera(cam.name)
-        writer.add_table(f"groundtruth_{cam.name}", POSE_COLUMNS)
-    for imu in imus:
-        writer.add_table(imu.name, IMU_COLUMNS)
-    writer.add_table("groundtruth_body", POSE_COLUMNS)
-    writer.add_table("odometry", ODOM_COLUMNS)
-    writer.add_table("joint_states", JOINT_COLUMNS)
-    writer.add_table("robot_state", ROBOT_STATE_COLUMNS)
-
+    recorder = StreamRecorder(cfg, scene, world, writer)
     robot = scene.robot
     controller = FlightController(robot, Trajectory.from_path_points(robot.path), hz)
     world.set_robot_state(pose_to_qpos(robot.start_pos, robot.start_yaw), np.zeros(6))
-    frame_index = {c.name: 0 for c in cameras}
-    cam_t_ns, cam_poses, fractions = [], [], []
     total = steps.end - steps.start
-    observer_periods = [period[c.name] for c in cameras]
     for k in range(steps.end):
-        world.pose_actors(k / hz, observed=any(k % p == 0 for p in observer_periods))
+        world.pose_actors(k / hz, observed=recorder.observed(k))
         world.step_begin()
         q, qd = world.robot_qpos(), world.robot_qvel()
         sp = controller.setpoint(k / hz, yaw_now=q[3])
         ctrl = controller.effort(sp, q, qd)
         recording = k >= steps.start
         if recording:
-            t_ns = step_to_ns(k, hz)
-            writer.append(
-                "robot_state",
-                t_ns,
-                np.concatenate(
-                    [q, qd, world.qacc_warmstart(), sp.q_ref, sp.qd_ref, sp.qdd_ff, ctrl]
-                ),
-            )
-            if k % pose_p == 0:
-                writer.append("groundtruth_body", t_ns, T_to_pos_quat_xyzw(world.T_world_body()))
-                for cam in cameras:
-                    T_world_cam = world.T_world_cam(cam.name)
-                    writer.append(f"groundtruth_{cam.name}", t_ns, T_to_pos_quat_xyzw(T_world_cam))
-                    if cam is cameras[0]:
-                        cam_t_ns.append(t_ns)
-                        cam_poses.append(T_world_cam)
-            if k % odom_p == 0:
-                vel = world.body_velocity_local()
-                pose = T_to_pos_quat_xyzw(world.T_world_body())
-                writer.append("odometry", t_ns, np.concatenate([pose, vel[3:], vel[:3]]))
-            for cam in cameras:
-                if k % period[cam.name] == 0:
-                    frame = annotate_frame(world, cam, frame_index[cam.name], t_ns, k / hz)
-                    writer.write_frame(cam.name, frame)
-                    if cam is cameras[0]:
-                        fractions.append(frame.dynamic_fraction)
-                    frame_index[cam.name] += 1
+            recorder.before_step(k, q, qd, sp, ctrl)
         world.step_end(ctrl)
         if recording:
-            for imu in imus:
-                if k % period[imu.name] == 0:
-                    gyro, accel = world.imu(imu.name)
-                    writer.append(imu.name, t_ns, np.concatenate([gyro, accel]))
-            if k % joint_p == 0:
-                writer.append("joint_states", t_ns, np.concatenate([q, qd, world.actuator_force()]))
+            recorder.after_step(k, q, qd)
             done = k - steps.start + 1
             if progress is not None and (done % max(1, hz // 10) == 0 or done == total):
                 progress(done, total)
-    if not cameras:
-        return {}
-    return {
-        "camera": cameras[0].name,
-        "camera_motion": camera_motion_stats(np.array(cam_t_ns), np.array(cam_poses)),
-        "dynamic_content": dynamic_stats(fractions),
-    }
+    return recorder.statistics()

@@ -1,0 +1,113 @@
+"""Writes every stream of a run on its schedule from the world's state at physics step k.
+
+The loop (`twinsim.sim`) decides how the robot moves; this decides what is recorded at each
+step: `before_step` reads what describes instant k before the physics integrates (state,
+setpoints, poses, odometry, images), `after_step` what MuJoCo computes during the step
+(accelerometer, actuator efforts). A replay drives the same recorder from a logged state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsim.config import TwinsimConfig
+from twinsim.geometry import T_to_pos_quat_xyzw
+from twinsim.robots.controller import Setpoint
+from twinsim.robots.drone import JOINT_NAMES
+from twinsim.scene.spec import SceneSpec
+from twinsim.sensors.annotate import annotate_frame
+from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
+from twinsim.sequence import SequenceWriter, step_to_ns
+
+POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
+ODOM_COLUMNS = (*POSE_COLUMNS, "vx", "vy", "vz", "wx", "wy", "wz")
+IMU_COLUMNS = ("gyro_x", "gyro_y", "gyro_z", "accel_x", "accel_y", "accel_z")
+JOINT_COLUMNS = tuple(
+    f"{kind}_{j}" for kind in ("position", "velocity", "effort") for j in JOINT_NAMES
+)
+ROBOT_STATE_COLUMNS = tuple(
+    f"{kind}_{j}"
+    for kind in ("qpos", "qvel", "qacc_warmstart", "q_ref", "qd_ref", "qdd_ff", "ctrl")
+    for j in JOINT_NAMES
+)
+
+
+class StreamRecorder:
+    """Declares the run's streams on a writer and fills them step by step."""
+
+    def __init__(self, cfg: TwinsimConfig, scene: SceneSpec, world, writer: SequenceWriter) -> None:
+        self.hz = hz = cfg.sim.physics_hz
+        self.world, self.writer = world, writer
+        self.cameras = [s for s in scene.sensors if s.type == "camera"]
+        self.imus = [s for s in scene.sensors if s.type == "imu"]
+        self.period = {s.name: hz // s.rate_hz for s in scene.sensors}
+        gt = cfg.groundtruth
+        self.pose_p = hz // gt.pose_rate_hz
+        self.odom_p = hz // gt.odometry_rate_hz
+        self.joint_p = hz // gt.joint_state_rate_hz
+        for cam in self.cameras:
+            writer.add_camera(cam.name)
+            writer.add_table(f"groundtruth_{cam.name}", POSE_COLUMNS)
+        for imu in self.imus:
+            writer.add_table(imu.name, IMU_COLUMNS)
+        writer.add_table("groundtruth_body", POSE_COLUMNS)
+        writer.add_table("odometry", ODOM_COLUMNS)
+        writer.add_table("joint_states", JOINT_COLUMNS)
+        writer.add_table("robot_state", ROBOT_STATE_COLUMNS)
+        self._frames = {c.name: 0 for c in self.cameras}
+        self._cam_t_ns: list[int] = []
+        self._cam_poses: list[np.ndarray] = []
+        self._fractions: list[float] = []
+
+    def observed(self, k: int) -> bool:
+        """Whether a sensor that sees the world (a camera) fires at step k."""
+        return any(k % self.period[c.name] == 0 for c in self.cameras)
+
+    def before_step(
+        self, k: int, q: np.ndarray, qd: np.ndarray, sp: Setpoint, ctrl: np.ndarray
+    ) -> None:
+        """Record what describes instant k: state and setpoints, poses, odometry, images."""
+        world, writer, t_ns = self.world, self.writer, step_to_ns(k, self.hz)
+        row = [q, qd, world.qacc_warmstart(), sp.q_ref, sp.qd_ref, sp.qdd_ff, ctrl]
+        writer.append("robot_state", t_ns, np.concatenate(row))
+        if k % self.pose_p == 0:
+            writer.append("groundtruth_body", t_ns, T_to_pos_quat_xyzw(world.T_world_body()))
+            for cam in self.cameras:
+                T_world_cam = world.T_world_cam(cam.name)
+                writer.append(f"groundtruth_{cam.name}", t_ns, T_to_pos_quat_xyzw(T_world_cam))
+                if cam is self.cameras[0]:
+                    self._cam_t_ns.append(t_ns)
+                    self._cam_poses.append(T_world_cam)
+        if k % self.odom_p == 0:
+            vel = world.body_velocity_local()
+            pose = T_to_pos_quat_xyzw(world.T_world_body())
+            writer.append("odometry", t_ns, np.concatenate([pose, vel[3:], vel[:3]]))
+        for cam in self.cameras:
+            if k % self.period[cam.name] == 0:
+                frame = annotate_frame(world, cam, self._frames[cam.name], t_ns, k / self.hz)
+                writer.write_frame(cam.name, frame)
+                if cam is self.cameras[0]:
+                    self._fractions.append(frame.dynamic_fraction)
+                self._frames[cam.name] += 1
+
+    def after_step(self, k: int, q: np.ndarray, qd: np.ndarray) -> None:
+        """Record what MuJoCo computed during step k: IMU readings, actuator efforts."""
+        world, writer, t_ns = self.world, self.writer, step_to_ns(k, self.hz)
+        for imu in self.imus:
+            if k % self.period[imu.name] == 0:
+                gyro, accel = world.imu(imu.name)
+                writer.append(imu.name, t_ns, np.concatenate([gyro, accel]))
+        if k % self.joint_p == 0:
+            writer.append("joint_states", t_ns, np.concatenate([q, qd, world.actuator_force()]))
+
+    def statistics(self) -> dict:
+        """GRADE's Table 8 for the first camera (empty without cameras)."""
+        if not self.cameras:
+            return {}
+        return {
+            "camera": self.cameras[0].name,
+            "camera_motion": camera_motion_stats(
+                np.array(self._cam_t_ns), np.array(self._cam_poses)
+            ),
+            "dynamic_content": dynamic_stats(self._fractions),
+        }

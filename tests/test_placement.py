@@ -288,8 +288,11 @@ def test_ids_names_and_materials(strict_small):
         used |= {b.skin_material, b.shirt_material, b.pants_material, b.shoes_material}
         used |= {b.hair_material} - {None}
         m = p.motion
-        assert 1.6 <= m.gait_frequency_hz <= 2.0
-        if m.kind == "walk":
+        assert 1.3 <= m.gait_frequency_hz <= 2.2
+        if m.kind == "walk":  # steps of 0.36–0.42 × height unless the rate hit its limits
+            step = m.speed_mps / m.gait_frequency_hz
+            clipped = m.gait_frequency_hz in (1.3, 2.2)
+            assert clipped or 0.36 * b.height_m - 0.005 <= step <= 0.42 * b.height_m + 0.005
             assert 2 <= len(m.waypoints) <= 5 and m.cycle_s >= 4.0
         else:
             assert len(m.waypoints) == 1 and 4.0 <= m.cycle_s <= 10.0

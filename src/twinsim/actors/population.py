@@ -37,7 +37,8 @@ from twinsim.scene.spec import (
 HEIGHT_M = (1.5, 1.95)
 SEGMENT_SPREAD = 0.08
 GIRTH = (0.85, 1.2)
-GAIT_HZ = (1.6, 2.0)
+GAIT_HZ = (1.3, 2.2)  # step rates people use
+STEP_PER_HEIGHT = (0.36, 0.42)  # step length as a share of body height
 STATIONARY_CYCLE_S = (4.0, 10.0)
 MIN_WALK_CYCLE_S = 4.0
 ROUTE_LENGTH_M = (2.0, 5.0)  # wanted length of a walking route
@@ -294,12 +295,25 @@ class _Floor:
         return None
 
 
-def _motion(cfg: PeopleConfig, floor: _Floor, rng: np.random.Generator) -> HumanMotionSpec:
-    """A proposed motion: kind by weight, gait, and a route over free floor or a free spot."""
+def _gait_hz(speed_mps: float, height_m: float, step_per_height: float) -> float:
+    """Step rate that gives a step of `step_per_height` × height at this speed, kept human."""
+    step_m = step_per_height * height_m
+    return _r3(min(max(speed_mps / step_m, GAIT_HZ[0]), GAIT_HZ[1]))
+
+
+def _motion(
+    cfg: PeopleConfig, floor: _Floor, rng: np.random.Generator, height_m: float
+) -> HumanMotionSpec:
+    """A proposed motion: kind by weight, gait, and a route over free floor or a free spot.
+
+    The step rate follows speed and height (a fixed rate made short, fast walkers take
+    over-long steps that drop the pelvis); stationary motions get the rate of a 1 m/s walk.
+    """
     kinds = list(cfg.motions)
     weights = np.array([cfg.motions[k] for k in kinds], dtype=float)
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
-    gait_hz = _r3(rng.uniform(*GAIT_HZ))
+    step_per_height = rng.uniform(*STEP_PER_HEIGHT)
+    gait_hz = _gait_hz(1.0, height_m, step_per_height)
     route = floor.route(rng) if kind == "walk" else None
     if route is None:  # stationary, or a walk with no room to walk: idle
         kind = "idle" if kind == "walk" else kind
@@ -320,6 +334,7 @@ def _motion(cfg: PeopleConfig, floor: _Floor, rng: np.random.Generator) -> Human
     length = walk_path_length(waypoints)
     speed = math.floor(1000 * min(rng.uniform(*cfg.speed_mps), length / MIN_WALK_CYCLE_S)) / 1000
     cycle = length / speed
+    gait_hz = _gait_hz(speed, height_m, step_per_height)
     return HumanMotionSpec(
         kind="walk",
         waypoints=waypoints,
@@ -347,17 +362,20 @@ def _candidates(
     floor = _Floor(free)
     if not len(floor.spots):
         return []
-    return [
-        PersonSpec(
-            person_id=k,
-            name=f"candidate_{k}",
-            body_instance_id=first_instance_id + 2 * k,
-            clothing_instance_id=first_instance_id + 2 * k + 1,
-            body=_body(rng),
-            motion=_motion(cfg, floor, rng),
+    people = []
+    for k in range(cfg.count):
+        body = _body(rng)
+        people.append(
+            PersonSpec(
+                person_id=k,
+                name=f"candidate_{k}",
+                body_instance_id=first_instance_id + 2 * k,
+                clothing_instance_id=first_instance_id + 2 * k + 1,
+                body=body,
+                motion=_motion(cfg, floor, rng, body.height_m),
+            )
         )
-        for k in range(cfg.count)
-    ]
+    return people
 
 
 def generate_people(

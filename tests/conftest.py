@@ -110,6 +110,27 @@ def gl_backend() -> str:
     return configure_backend("auto")
 
 
+DYNAMIC_OVERRIDES = (
+    "people.count=4",
+    "flying_objects.count=3",
+    "cameras.cam0.width=128",
+    "cameras.cam0.height=96",
+)
+
+
+@pytest.fixture(scope="session")
+def dynamic_sequence(tmp_path_factory, gl_backend) -> Path:
+    """A 3 s sequence of a small world with people and flying objects, recorded once per session.
+
+    Shared by every test module that needs a real dynamic sequence: treat it as read-only.
+    """
+    from twinsim.config import load_config
+    from twinsim.sim import run
+
+    out = tmp_path_factory.mktemp("dynamic") / "seq"
+    return run(load_config("tiny", DYNAMIC_OVERRIDES, seed=2, duration_s=3.0), out)
+
+
 @pytest.fixture
 def box_world(gl_backend):
     """A World of the box room with a 64×48 camera; closed after the test."""

@@ -7,24 +7,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import digest_folder
+from conftest import DYNAMIC_OVERRIDES, digest_folder
 from twinsim.config import load_config
 from twinsim.sensors.camera import backproject
 from twinsim.sequence import open_sequence, validate_sequence
 from twinsim.sim import run
 
-OVERRIDES = [
-    "people.count=4",
-    "flying_objects.count=3",
-    "cameras.cam0.width=128",
-    "cameras.cam0.height=96",
-]
+OVERRIDES = list(DYNAMIC_OVERRIDES)
 
 
 @pytest.fixture(scope="module")
-def dynamic_run(tmp_path_factory, gl_backend) -> Path:
-    out = tmp_path_factory.mktemp("dyn") / "seq"
-    return run(load_config("tiny", OVERRIDES, seed=2, duration_s=3.0), out)
+def dynamic_run(dynamic_sequence) -> Path:
+    return dynamic_sequence
 
 
 def test_dynamic_sequence_is_valid_and_counts_people(dynamic_run):

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+import twinsim.commands
+from twinsim.commands.common import console, err_console
+from twinsim.commands.common import fail as _fail
 from twinsim.config import load_config, preset_names
 from twinsim.errors import TwinsimError
 
@@ -20,14 +24,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-console = Console()
-err_console = Console(stderr=True)
-
-
-def _fail(exc: TwinsimError) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2)
-
 
 @app.command()
 def run(
@@ -181,6 +177,16 @@ def presets() -> None:
     """List the built-in config presets."""
     for name in preset_names():
         console.print(name)
+
+
+def _register_commands() -> None:
+    """Add the commands of every module in `twinsim.commands` (alphabetical, so stable)."""
+    for module in sorted(m.name for m in pkgutil.iter_modules(twinsim.commands.__path__)):
+        if module != "common":
+            importlib.import_module(f"twinsim.commands.{module}").register(app)
+
+
+_register_commands()
 
 
 def main() -> None:

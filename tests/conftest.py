@@ -8,8 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twinsim.config import CameraConfig, ImuConfig, RenderConfig, TwinsimConfig
-from twinsim.scene.spec import (
+from twinsim.engine.backend import configure_backend
+
+# Chosen before any test module imports mujoco (importing it fixes the GL platform).
+GL_BACKEND = configure_backend("auto")
+
+from twinsim.config import CameraConfig, ImuConfig, RenderConfig, TwinsimConfig  # noqa: E402
+from twinsim.scene.spec import (  # noqa: E402
     GeomSpec,
     LightSpec,
     MaterialSpec,
@@ -18,7 +23,7 @@ from twinsim.scene.spec import (
     RoomSpec,
     SceneSpec,
 )
-from twinsim.sensors.rig import resolve_sensors
+from twinsim.sensors.rig import resolve_sensors  # noqa: E402
 
 ROOM_X = (-3.0, 3.0)  # inner faces of the walls along x
 ROOM_Y = (-2.0, 2.0)
@@ -105,9 +110,7 @@ def box_room_scene(
 
 @pytest.fixture(scope="session")
 def gl_backend() -> str:
-    from twinsim.engine.backend import configure_backend
-
-    return configure_backend("auto")
+    return GL_BACKEND
 
 
 DYNAMIC_OVERRIDES = (

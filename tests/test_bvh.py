@@ -9,8 +9,10 @@ import pytest
 
 from twinsim.actors.bvh import BvhError, load_bvh
 from twinsim.actors.human import JOINT_NAMES, PART_NAMES, motion_for, sample_surface_points
-from twinsim.errors import TwinsimError
+from twinsim.config import load_config
+from twinsim.errors import ConfigError, TwinsimError
 from twinsim.scene.spec import HumanBodySpec, HumanMotionSpec, PersonSpec
+from twinsim.sim import build_scene
 
 ROT = ("Zrotation", "Yrotation", "Xrotation")
 N_FRAMES, FRAME_TIME = 11, 0.1
@@ -291,3 +293,23 @@ def test_unknown_skeleton_names_the_missing_joints(tmp_path):
     load_bvh(path)  # parses fine
     with pytest.raises(BvhError, match=r"robot\.bvh: unknown skeleton: no joint for pelvis.*Bone0"):
         motion_for(person(path))
+
+
+def test_config_bvh_files_are_played_by_people(clip_path):
+    """`people.bvh_files` gives people clip motions, recorded with path and sha256, placed
+    like any other person."""
+    cfg = load_config("tiny", ["people.count=4", f"people.bvh_files=['{clip_path}']"], seed=1)
+    cfg = cfg.model_copy(update={"people": cfg.people.model_copy(update={"motions": {"bvh": 1.0}})})
+    scene = build_scene(cfg)
+    assert scene.people and {p.motion.kind for p in scene.people} == {"bvh"}
+    digest = hashlib.sha256(clip_path.read_bytes()).hexdigest()
+    for p in scene.people:
+        assert p.motion.bvh_sha256 == digest and p.motion.bvh_path == str(clip_path.resolve())
+        assert p.motion.cycle_s == pytest.approx(N_FRAMES * FRAME_TIME)
+        J = motion_for(p).joints_world(np.array([0.0, 0.5]))
+        assert np.all(np.isfinite(J))
+
+
+def test_bvh_weight_without_files_is_a_config_error():
+    with pytest.raises(ConfigError, match="bvh_files"):
+        load_config("tiny", ["people.count=2", "people.motions={'bvh': 1.0}"])

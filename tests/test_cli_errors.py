@@ -32,8 +32,8 @@ runner = CliRunner()
         (["--duration", "0"], r"sim\.duration_s: Input should be greater than 0"),
         (["--duration", "-5"], r"sim\.duration_s: Input should be greater than 0"),
         (
-            ["--set", "scene.max_rooms=12"],
-            r"scene\.max_rooms: Input should be less than or equal to 8",
+            ["--set", "scene.max_rooms=13"],
+            r"scene\.max_rooms: Input should be less than or equal to 12",
         ),
         (
             ["--set", "render.backend=vulkan"],

@@ -31,6 +31,7 @@ from twinsim.scene.placement import (
     moved_person,
     place_people,
 )
+from twinsim.scene.seats import SEATING_CLASSES, find_seats
 from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec, RoomSpec
 
 DURATION = 6.0
@@ -223,7 +224,9 @@ def _check(result: PopulationResult, rooms, objects, wall_height: float, max_hit
     traces = []
     for person in result.people:
         pts = frames(person)
-        hits = inside_world(pts.reshape(-1, 3), rooms, objects, wall_height).reshape(pts.shape[:2])
+        seat = person.motion.seat_instance_id  # sitting on one's seat is no collision
+        around = [o for o in objects if o.instance_id != seat]
+        hits = inside_world(pts.reshape(-1, 3), rooms, around, wall_height).reshape(pts.shape[:2])
         per_frame = hits.sum(axis=1)
         assert per_frame.max() <= max_hits, (person.name, person.motion.kind, per_frame.max())
         traces.append(_thin(pts.reshape(-1, 3), 0.01))
@@ -344,3 +347,39 @@ def test_drone_start_is_checked_against_every_trace(strict_small):
 def test_negative_count_is_a_config_error():
     with pytest.raises(ConfigError, match="count"):
         load_config("default", ["people.count=-1"])
+
+
+def test_people_sit_on_real_seats():
+    """Sitters are placed on chairs, armchairs and sofas: over the seat, at its height, facing
+    out, and clear of everything else; with no seat left they stand instead."""
+    cfg = load_config("default", ["people.count=10"]).people.model_copy(
+        update={"motions": {"sit": 1.0}}
+    )
+    layout = generate_apartment(load_config("default").scene, np.random.default_rng(5))
+    seats = {(s.instance_id, s.xy): s for s in find_seats(layout.objects)}
+    assert seats
+    max_hits = cfg.max_trace_intersections
+    result = _populate(layout.rooms, layout.objects, layout.wall_height, 5, cfg, max_hits)
+    sitting = [p for p in result.people if p.motion.kind == "sit"]
+    assert sitting and all(p.motion.seat_instance_id is not None for p in sitting)
+    assert len(sitting) <= len(seats)
+    assert {p.motion.kind for p in result.people} <= {"sit", "idle"}
+    _check(result, layout.rooms, layout.objects, layout.wall_height, max_hits)
+    for person in sitting:
+        seat = seats[(person.motion.seat_instance_id, person.motion.waypoints[0])]
+        assert person.motion.heading == pytest.approx(seat.heading)
+        pelvis = motion_for(person).joints_world(np.arange(0.0, DURATION, 0.1))[:, 0]
+        low = int(np.argmin(pelvis[:, 2]))
+        assert np.linalg.norm(pelvis[low, :2] - seat.xy) < 0.1
+        assert seat.height_m + 0.03 < pelvis[low, 2] < seat.height_m + 0.2
+
+
+def test_seats_are_found_on_seating_furniture_only():
+    layout = generate_apartment(load_config("default").scene, np.random.default_rng(5))
+    by_id = {o.instance_id: o for o in layout.objects}
+    seats = find_seats(layout.objects)
+    assert {by_id[s.instance_id].semantic_class for s in seats} <= set(SEATING_CLASSES)
+    for s in seats:
+        obj = by_id[s.instance_id]
+        assert 0.35 <= s.height_m <= 0.6
+        assert np.hypot(s.xy[0] - obj.pos[0], s.xy[1] - obj.pos[1]) < 1.5

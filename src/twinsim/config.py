@@ -29,8 +29,8 @@ class SimConfig(_Config):
 
 class SceneConfig(_Config):
     generator: Literal["apartment"] = "apartment"
-    min_rooms: int = Field(3, ge=3, le=8)
-    max_rooms: int = Field(8, ge=3, le=8)
+    min_rooms: int = Field(3, ge=3, le=12)
+    max_rooms: int = Field(8, ge=3, le=12)
     wall_height_m: float = Field(2.7, ge=2.2, le=4.0)
     furniture_density: float = Field(1.0, ge=0.0, le=2.0)
     min_lights: int = Field(2, ge=1)
@@ -53,11 +53,13 @@ class PeopleConfig(_Config):
 
     count: int = Field(0, ge=0, le=200)
     speed_mps: tuple[float, float] = (0.6, 1.4)
-    motions: dict[Literal["walk", "idle", "wave", "sit"], float] = Field(
+    motions: dict[Literal["walk", "idle", "wave", "sit", "bvh"], float] = Field(
         default_factory=lambda: {"walk": 0.6, "idle": 0.15, "wave": 0.15, "sit": 0.1}
     )
     placement_attempts: int = Field(10, ge=1)
     max_trace_intersections: int = Field(20, ge=0)
+    # motion-capture clips (CMU-style BVH) played by the people whose motion is "bvh"; with
+    # files and no "bvh" weight in `motions`, "bvh" weighs as much as the other kinds together
     bvh_files: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -67,6 +69,8 @@ class PeopleConfig(_Config):
             raise ValueError(f"speed_mps={self.speed_mps} must be 0 <= low <= high")
         if any(w < 0 for w in self.motions.values()) or sum(self.motions.values()) <= 0:
             raise ValueError(f"motions={self.motions} weights must be >= 0 with a positive sum")
+        if self.motions.get("bvh", 0.0) > 0 and not self.bvh_files:
+            raise ValueError("motions has a 'bvh' weight but bvh_files names no BVH file")
         return self
 
 
@@ -106,7 +110,11 @@ class RobotConfig(_Config):
 
 
 class CameraConfig(_Config):
-    """RGB-D camera; `pos` and `rpy_deg` place its optical frame on the body (x forward)."""
+    """RGB-D camera; `pos` and `rpy_deg` place its optical frame on the body (x forward).
+
+    `exposure_s` (motion blur) and `rolling_shutter_readout_s` are simulated at render time
+    (`twinsim.sensors.exposure`); 0 renders the single instant of the frame.
+    """
 
     width: int = Field(640, ge=8, le=4096)
     height: int = Field(480, ge=8, le=4096)
@@ -116,12 +124,77 @@ class CameraConfig(_Config):
     rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
     near_m: float = Field(0.05, gt=0.0)
     far_m: float = Field(30.0, gt=0.0)
+    exposure_s: float = Field(0.0, ge=0.0)
+    rolling_shutter_readout_s: float = Field(0.0, ge=0.0)
+
+    @model_validator(mode="after")
+    def _shutter_within_frame(self) -> CameraConfig:
+        period = 1.0 / self.rate_hz
+        for field in ("exposure_s", "rolling_shutter_readout_s"):
+            if getattr(self, field) > period:
+                raise ValueError(
+                    f"{field}={getattr(self, field)} must be <= 1/rate_hz = {period:.6g} s "
+                    "(one frame period)"
+                )
+        return self
 
 
 class ImuConfig(_Config):
     rate_hz: int = Field(240, gt=0)
     pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
     rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
+class LidarConfig(_Config):
+    """Spinning LiDAR on the body (x forward, y left, z up); a `model` preset or a beam table.
+
+    Presets: `hdl-32e`, `vlp-16`, `os1-64` (see `twinsim.sensors.lidar.LIDAR_MODELS`); unset
+    fields come from the preset, and `custom` needs `elevations_deg` and `columns`.
+    """
+
+    model: Literal["hdl-32e", "vlp-16", "os1-64", "custom"] = "hdl-32e"
+    rate_hz: int = Field(10, gt=0)
+    elevations_deg: list[float] | None = None
+    columns: int | None = Field(None, gt=0, le=100_000)
+    min_range_m: float = Field(0.1, ge=0.0)
+    max_range_m: float | None = Field(None, gt=0.0)
+    pos: tuple[float, float, float] = (0.0, 0.0, 0.12)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @model_validator(mode="after")
+    def _valid(self) -> LidarConfig:
+        if self.model == "custom" and (self.elevations_deg is None or self.columns is None):
+            raise ValueError("model 'custom' needs elevations_deg (one per beam) and columns")
+        if self.elevations_deg is not None:
+            if not 1 <= len(self.elevations_deg) <= 256:
+                raise ValueError(f"elevations_deg has {len(self.elevations_deg)} beams, 1-256")
+            if any(not -90.0 < e < 90.0 for e in self.elevations_deg):
+                raise ValueError(f"elevations_deg={self.elevations_deg} must lie in (-90, 90)")
+        if self.max_range_m is not None and self.max_range_m <= self.min_range_m:
+            raise ValueError(
+                f"max_range_m={self.max_range_m} must be > min_range_m={self.min_range_m}"
+            )
+        return self
+
+
+class EventCameraConfig(_Config):
+    """Event camera (ESIM / v2e): renders at `rate_hz`, events where log intensity changes.
+
+    Placed like a camera (optical frame); thresholds are log-intensity contrasts.
+    """
+
+    width: int = Field(240, ge=8, le=2048)
+    height: int = Field(180, ge=8, le=2048)
+    hfov_deg: float = Field(90.0, gt=1.0, lt=179.0)
+    rate_hz: int = Field(240, gt=0)
+    pos: tuple[float, float, float] = (0.12, 0.0, 0.0)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    threshold_pos: float = Field(0.2, gt=0.0, le=5.0)
+    threshold_neg: float = Field(0.2, gt=0.0, le=5.0)
+    refractory_period_s: float = Field(0.0005, ge=0.0, le=1.0)
+    log_eps: float = Field(0.02, gt=0.0, le=1.0)
+    near_m: float = Field(0.05, gt=0.0)
+    far_m: float = Field(30.0, gt=0.0)
 
 
 class GroundTruthConfig(_Config):
@@ -160,6 +233,8 @@ class TwinsimConfig(_Config):
     flying_objects: FlyingObjectsConfig = FlyingObjectsConfig()
     cameras: dict[str, CameraConfig] = Field(default_factory=lambda: {"cam0": CameraConfig()})
     imus: dict[str, ImuConfig] = Field(default_factory=lambda: {"imu0": ImuConfig()})
+    lidars: dict[str, LidarConfig] = Field(default_factory=dict)
+    event_cameras: dict[str, EventCameraConfig] = Field(default_factory=dict)
     groundtruth: GroundTruthConfig = GroundTruthConfig()
     render: RenderConfig = RenderConfig()
     output: OutputConfig = OutputConfig()
@@ -169,6 +244,8 @@ class TwinsimConfig(_Config):
         hz = self.sim.physics_hz
         rates = {f"cameras.{n}.rate_hz": c.rate_hz for n, c in self.cameras.items()}
         rates |= {f"imus.{n}.rate_hz": c.rate_hz for n, c in self.imus.items()}
+        rates |= {f"lidars.{n}.rate_hz": c.rate_hz for n, c in self.lidars.items()}
+        rates |= {f"event_cameras.{n}.rate_hz": c.rate_hz for n, c in self.event_cameras.items()}
         rates |= {f"groundtruth.{k}": v for k, v in self.groundtruth.model_dump().items()}
         for field, rate in rates.items():
             if hz % rate:
@@ -176,7 +253,7 @@ class TwinsimConfig(_Config):
                 raise ValueError(
                     f"{field}={rate} must divide sim.physics_hz={hz} (allowed: {allowed})"
                 )
-        names = list(self.cameras) + list(self.imus)
+        names = [*self.cameras, *self.imus, *self.lidars, *self.event_cameras]
         if len(set(names)) != len(names):
             raise ValueError(f"sensor names must be unique, got {names}")
         return self

@@ -164,7 +164,8 @@ class _Rig:
         self.stand_z = L["pelvis_height"] - 0.006 * model.height_m  # knees slightly unlocked
         self.hip_half_width = L["hip_width"] / 2
         self.k = model.height_m / REF_HEIGHT_M
-        self.seat_pelvis_z = model.seat_height_m + model.pelvis_half_height_m
+        self.seat_height = model.seat_height_m  # a seat that fits the legs, when none is given
+        self.pelvis_above_seat = model.pelvis_half_height_m
         self.sides = np.array([1.0, -1.0])  # left, right
         self.soften = 0.008 * self.k
 
@@ -308,7 +309,7 @@ class _Walk:
 class _Stand:
     """Standing at waypoints[0] facing `heading`: idle sway and breathing, wave, or sitting down.
 
-    For "sit" the person ends seated with the pelvis above waypoints[0] (where a chair goes) and
+    For "sit" the person ends seated with the pelvis above waypoints[0] (the seat) and
     the feet a thigh length ahead; the stand → sit transition takes the first part of the cycle.
     """
 
@@ -318,6 +319,8 @@ class _Stand:
         self.fwd, self.left = np.array([np.cos(h), np.sin(h)]), np.array([-np.sin(h), np.cos(h)])
         self.heading, self.loc = h, np.asarray(spec.waypoints[0], dtype=float)
         self.ramp_s = min(1.0 if kind == "wave" else 2.5, 0.5 * spec.cycle_s)
+        seat = rig.seat_height if spec.seat_height_m is None else spec.seat_height_m
+        self.seat_pelvis_z = seat + rig.pelvis_above_seat
         self.feet_at = self.loc + (0.95 * rig.thigh if kind == "sit" else 0.0) * self.fwd
         self.stand_at = self.loc + (0.9 * rig.thigh if kind == "sit" else 0.0) * self.fwd
 
@@ -338,7 +341,7 @@ class _Stand:
             u_xy = _smoothstep(1.4 * tau / self.ramp_s)
             u_z = _smoothstep((tau / self.ramp_s - 0.15) / 0.85)
             pelvis_xy = pelvis_xy + u_xy[:, None] * (self.loc - self.stand_at)
-            z = z + u_z * (rig.seat_pelvis_z - rig.stand_z)
+            z = z + u_z * (self.seat_pelvis_z - rig.stand_z)
             bend = np.sin(np.pi * u_z)
             pelvis_pitch = np.radians(12.0) * bend
             torso_pitch = torso_pitch + np.radians(25.0) * bend

@@ -2,7 +2,9 @@
 
 `generate_people` draws every requested person — body proportions, a motion kind by the config's
 weights, speed, gait frequency, and a proposed place: for walks a route of 2–5 waypoints over
-free floor, for stationary motions a free spot and a random heading. A placement function
+free floor, for sitting a free seat of a chair, armchair or sofa (standing idle when none is
+left), for motion capture (`bvh_files`) a clip played from a free spot, for other stationary
+motions a free spot and a random heading. A placement function
 (normally `twinsim.scene.placement.place_people`) then checks each proposal against the static
 world and the people before it, moves the person elsewhere, or drops it. Only the placed people
 get skin, hair and clothing materials (fabric textures for many shirts and trousers), and their
@@ -15,14 +17,17 @@ import colorsys
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from twinsim.actors.bvh import BvhClip, load_bvh
 from twinsim.actors.gait import walk_path_length
 from twinsim.actors.human import SEGMENT_NAMES
 from twinsim.config import PeopleConfig
 from twinsim.robots.planner import FreeSpace, build_free_space
 from twinsim.scene.placement import PlacementResult, TraceMap
+from twinsim.scene.seats import Seat, find_seats
 from twinsim.scene.spec import (
     RGB,
     HumanBodySpec,
@@ -47,7 +52,8 @@ ROUTE_CLEARANCE_M = 0.3  # free floor around a route (half a body width and arm 
 ROUTE_TRIES = 20
 MAX_TURN_RAD = math.radians(120.0)  # sharpest corner of a route
 # how far a motion's trace reaches from its route or spot (a raised arm, legs ahead when seated)
-REACH_M = {"walk": 0.4, "idle": 0.35, "wave": 0.95, "sit": 0.75}
+REACH_M = {"walk": 0.4, "idle": 0.35, "wave": 0.95, "sit": 0.75, "bvh": 0.6}
+SEAT_FEET_M = 0.55  # how far in front of a seat's middle a sitter's feet rest
 CLAIM_MARGIN_M = 0.3  # a proposal claims its reach plus this (part of a neighbour's reach)
 TEXTURE_SIZE = 128
 PENDING = "pending"  # material name of a candidate before it is placed
@@ -215,8 +221,9 @@ class _Floor:
     trace) more likely to accept them.
     """
 
-    def __init__(self, free: FreeSpace) -> None:
+    def __init__(self, free: FreeSpace, seats: Sequence[Seat] = ()) -> None:
         self.free = free
+        self.seats = list(seats)
         self.claimed = np.zeros(free.shape, dtype=bool)
         cells = np.flatnonzero(free.grid_clearance.ravel() >= ROUTE_CLEARANCE_M)
         self.spots = free.cell_xy(cells)
@@ -239,6 +246,18 @@ class _Floor:
             open_ = pool[~self.claimed[self._cells(pool)]]
             pool = open_ if len(open_) else pool
         return pool[int(rng.integers(len(pool)))]
+
+    def seat(self, rng: np.random.Generator) -> Seat | None:
+        """A random seat with no claim on it or where the sitter's feet go, or None."""
+        open_ = []
+        for seat in self.seats:
+            fwd = np.array([math.cos(seat.heading), math.sin(seat.heading)])
+            feet = np.asarray(seat.xy) + SEAT_FEET_M * fwd
+            i, j = self._cells(np.stack([np.asarray(seat.xy), feet]))
+            if self.claimed[i, j].any():  # feet may go under a table: placement checks them
+                continue
+            open_.append(seat)
+        return open_[int(rng.integers(len(open_)))] if open_ else None
 
     def legs_clear(self, start: np.ndarray, ends: np.ndarray, claims: bool) -> np.ndarray:
         """Whether each leg start → ends[i] keeps its clearance (and crosses no claim)."""
@@ -301,20 +320,69 @@ def _gait_hz(speed_mps: float, height_m: float, step_per_height: float) -> float
     return _r3(min(max(speed_mps / step_m, GAIT_HZ[0]), GAIT_HZ[1]))
 
 
+def _clip_motion(
+    clip: BvhClip, floor: _Floor, rng: np.random.Generator, gait_hz: float
+) -> HumanMotionSpec:
+    """A motion-capture clip played from a free spot with a random heading (placement then
+    checks where the clip's own root motion takes the person)."""
+    spot = floor.spot(rng, clearance=REACH_M["bvh"])
+    floor.claim(spot[None], REACH_M["bvh"] + CLAIM_MARGIN_M)
+    cycle = clip.n_frames * clip.frame_time_s
+    return HumanMotionSpec(
+        kind="bvh",
+        waypoints=((round(float(spot[0]), 4), round(float(spot[1]), 4)),),
+        heading=round(rng.uniform(-math.pi, math.pi), 6),
+        speed_mps=0.0,
+        cycle_s=round(cycle, 6),
+        phase_s=_r3(rng.uniform(0.0, 2 * cycle)),
+        gait_frequency_hz=gait_hz,
+        bvh_path=clip.path,
+        bvh_sha256=clip.sha256,
+    )
+
+
 def _motion(
-    cfg: PeopleConfig, floor: _Floor, rng: np.random.Generator, height_m: float
+    cfg: PeopleConfig,
+    floor: _Floor,
+    rng: np.random.Generator,
+    height_m: float,
+    clips: Sequence[BvhClip] = (),
 ) -> HumanMotionSpec:
     """A proposed motion: kind by weight, gait, and a route over free floor or a free spot.
 
     The step rate follows speed and height (a fixed rate made short, fast walkers take
     over-long steps that drop the pelvis); stationary motions get the rate of a 1 m/s walk.
     """
-    kinds = list(cfg.motions)
-    weights = np.array([cfg.motions[k] for k in kinds], dtype=float)
+    weights_by_kind = dict(cfg.motions)
+    if clips and "bvh" not in weights_by_kind:
+        weights_by_kind["bvh"] = sum(weights_by_kind.values())
+    kinds = list(weights_by_kind)
+    weights = np.array([weights_by_kind[k] for k in kinds], dtype=float)
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
     step_per_height = rng.uniform(*STEP_PER_HEIGHT)
     gait_hz = _gait_hz(1.0, height_m, step_per_height)
+    if kind == "bvh":
+        return _clip_motion(clips[int(rng.integers(len(clips)))], floor, rng, gait_hz)
     route = floor.route(rng) if kind == "walk" else None
+    seat = floor.seat(rng) if kind == "sit" else None
+    if seat is not None:
+        fwd = np.array([math.cos(seat.heading), math.sin(seat.heading)])
+        xy = np.asarray(seat.xy)
+        floor.claim(np.stack([xy, xy + SEAT_FEET_M * fwd]), CLAIM_MARGIN_M)
+        cycle = rng.uniform(*STATIONARY_CYCLE_S)
+        return HumanMotionSpec(
+            kind="sit",
+            waypoints=(seat.xy,),
+            heading=seat.heading,
+            speed_mps=0.0,
+            cycle_s=_r3(cycle),
+            phase_s=_r3(rng.uniform(0.0, 2 * cycle)),
+            gait_frequency_hz=gait_hz,
+            seat_instance_id=seat.instance_id,
+            seat_height_m=seat.height_m,
+        )
+    if kind == "sit":  # no free seat: stand instead of sitting on air
+        kind = "idle"
     if route is None:  # stationary, or a walk with no room to walk: idle
         kind = "idle" if kind == "walk" else kind
         spot = floor.spot(rng, clearance=max(ROUTE_CLEARANCE_M, REACH_M[kind] - 0.05))
@@ -359,9 +427,10 @@ def _candidates(
     free = build_free_space(
         rooms, (), objects, flight_height_m=1.0, clearance_m=ROUTE_CLEARANCE_M, clearance_z_m=0.95
     )
-    floor = _Floor(free)
+    floor = _Floor(free, find_seats(objects))
     if not len(floor.spots):
         return []
+    clips = [load_bvh(Path(f).resolve()) for f in cfg.bvh_files]
     people = []
     for k in range(cfg.count):
         body = _body(rng)
@@ -372,7 +441,7 @@ def _candidates(
                 body_instance_id=first_instance_id + 2 * k,
                 clothing_instance_id=first_instance_id + 2 * k + 1,
                 body=body,
-                motion=_motion(cfg, floor, rng, body.height_m),
+                motion=_motion(cfg, floor, rng, body.height_m, clips),
             )
         )
     return people

@@ -19,6 +19,7 @@ from twinsim.engine.actors import (
     flying_body_name,
     person_body_name,
 )
+from twinsim.engine.look import Look
 from twinsim.engine.meshes import textured_box
 from twinsim.engine.primitives import add_primitive
 from twinsim.geometry import R_OPTICAL_MJCAM, matrix_to_quat_wxyz, quat_wxyz_to_matrix
@@ -29,6 +30,7 @@ from twinsim.scene.vocabulary import class_id
 
 ROBOT_BODY = "robot"
 ROBOT_GEOM_GROUP = 3  # collides, never rendered by on-board cameras
+ROBOT_LAMP = "robot_lamp"
 UV_SUFFIX = "__uv"  # the variant of a textured material used by meshes with their own UVs
 
 
@@ -117,7 +119,7 @@ def _add_lights(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
             lt.type = mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
 
 
-def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
+def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, look: Look) -> None:
     robot = scene.robot
     body = spec.worldbody.add_body()
     body.name = ROBOT_BODY
@@ -146,9 +148,11 @@ def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
     geom.group = ROBOT_GEOM_GROUP
     geom.rgba = (0.15, 0.15, 0.18, 1.0)
     geom.mass = 0.0
+    if look.lamp_rgb is not None:
+        _add_lamp(body, scene, look.lamp_rgb)
     for sensor in scene.sensors:
         R_body_opt = quat_wxyz_to_matrix(sensor.quat)
-        if sensor.type == "camera":
+        if sensor.type in ("camera", "event_camera"):
             cam = body.add_camera()
             cam.name = sensor.name
             cam.pos = sensor.pos
@@ -170,8 +174,24 @@ def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
                 s.objname = sensor.name
 
 
-def build_spec(scene: SceneSpec, render: RenderConfig, physics_hz: int) -> mujoco.MjSpec:
+def _add_lamp(body: mujoco.MjsBody, scene: SceneSpec, rgb: tuple[float, float, float]) -> None:
+    """A spot light carried by the robot at its first camera, aimed along the optical axis."""
+    cam = next((s for s in scene.sensors if s.type == "camera"), None)
+    lamp = body.add_light()
+    lamp.name = ROBOT_LAMP
+    lamp.pos = cam.pos if cam else (0.0, 0.0, 0.0)
+    lamp.dir = tuple(quat_wxyz_to_matrix(cam.quat)[:, 2]) if cam else (1.0, 0.0, 0.0)
+    lamp.diffuse, lamp.specular, lamp.ambient = rgb, (0.1, 0.1, 0.1), (0.0, 0.0, 0.0)
+    lamp.castshadow = False  # a lamp at the lens casts no shadow the lens could see
+    lamp.attenuation = (1.0, 0.0, 0.08)
+    lamp.cutoff, lamp.exponent = 50.0, 4.0
+
+
+def build_spec(
+    scene: SceneSpec, render: RenderConfig, physics_hz: int, look: Look | None = None
+) -> mujoco.MjSpec:
     """The MuJoCo model specification of a scene (physics options, visuals, bodies, sensors)."""
+    look = look or Look()
     spec = mujoco.MjSpec()
     spec.modelname = "twinsim"
     spec.option.timestep = 1.0 / physics_hz
@@ -180,17 +200,17 @@ def build_spec(scene: SceneSpec, render: RenderConfig, physics_hz: int) -> mujoc
     spec.visual.quality.offsamples = render.multisamples
     spec.visual.quality.numslices = render.geom_slices
     spec.visual.quality.numstacks = render.geom_stacks
-    cams = [s for s in scene.sensors if s.type == "camera"]
+    cams = [s for s in scene.sensors if s.type in ("camera", "event_camera")]
     spec.visual.global_.offwidth = max([640, *(s.width for s in cams)])
     spec.visual.global_.offheight = max([480, *(s.height for s in cams)])
-    spec.visual.headlight.ambient = (0.25, 0.25, 0.25)
-    spec.visual.headlight.diffuse = (0.15, 0.15, 0.15)
+    spec.visual.headlight.ambient = (0.25 * look.headlight,) * 3
+    spec.visual.headlight.diffuse = (0.15 * look.headlight,) * 3
     spec.visual.headlight.specular = (0.0, 0.0, 0.0)
     _add_assets(spec, scene)
     _add_objects(spec, scene)
     _add_lights(spec, scene)
     add_actors(spec, scene)
-    _add_robot(spec, scene)
+    _add_robot(spec, scene, look)
     return spec
 
 
@@ -242,11 +262,18 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
     )
 
 
-def compile_model(scene: SceneSpec, render: RenderConfig, physics_hz: int) -> mujoco.MjModel:
-    """Compile the scene and set the near/far clip planes from the cameras' configuration."""
-    model = build_spec(scene, render, physics_hz).compile()
-    cams = [s for s in scene.sensors if s.type == "camera"]
+def compile_model(
+    scene: SceneSpec, render: RenderConfig, physics_hz: int, look: Look | None = None
+) -> mujoco.MjModel:
+    """Compile the scene; set the clip planes from the cameras' configuration, and the fog."""
+    look = look or Look()
+    model = build_spec(scene, render, physics_hz, look).compile()
+    cams = [s for s in scene.sensors if s.type in ("camera", "event_camera")]
     if cams:
         model.vis.map.znear = min(s.near_m for s in cams) / model.stat.extent
         model.vis.map.zfar = max(s.far_m for s in cams) / model.stat.extent
+    if look.fog_start_m is not None:  # MuJoCo scales the fog range by the model's extent
+        model.vis.map.fogstart = look.fog_start_m / model.stat.extent
+        model.vis.map.fogend = look.fog_end_m / model.stat.extent
+        model.vis.rgba.fog = (*look.fog_rgb, 1.0)
     return model

@@ -14,6 +14,7 @@ import numpy as np
 from mujoco.rendering.classic import gl_context
 
 from twinsim.engine.build import ROBOT_GEOM_GROUP
+from twinsim.engine.culling import CULLED_GEOM_GROUP, ActorCulling
 
 
 @dataclass
@@ -27,9 +28,17 @@ class CameraRenderer:
     """Renders a fixed model camera at a fixed resolution into reusable buffers."""
 
     def __init__(
-        self, model: mujoco.MjModel, camera: str, width: int, height: int, reflections: bool = False
+        self,
+        model: mujoco.MjModel,
+        camera: str,
+        width: int,
+        height: int,
+        reflections: bool = False,
+        fog: bool = False,
+        culling: ActorCulling | None = None,
     ) -> None:
         self._model = model
+        self._culling = None if reflections else culling  # a mirror shows what is out of view
         self._width, self._height = width, height
         self._gl = gl_context.GLContext(width, height)
         self._gl.make_current()
@@ -39,8 +48,10 @@ class CameraRenderer:
         self._scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom))
         # each visible reflective surface re-renders the whole scene: off unless asked for
         self._scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = reflections
+        self._fog = fog  # colour pass only: fog must not tint the segmentation colours
         self._option = mujoco.MjvOption()
         self._option.geomgroup[ROBOT_GEOM_GROUP] = 0
+        self._option.geomgroup[CULLED_GEOM_GROUP] = 0
         self._camera = mujoco.MjvCamera()
         self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
         self._camera.fixedcamid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
@@ -48,8 +59,7 @@ class CameraRenderer:
         self._rgb = np.empty((height, width, 3), np.uint8)
         self._zbuf = np.empty((height, width), np.float32)
         self._seg = np.empty((height, width, 3), np.uint8)
-        self._segid_lut: np.ndarray | None = None
-        self._segid_count = -1
+        self._segid_lut = np.full(2**16, -1, np.int32)
         near = np.float32(model.vis.map.znear * model.stat.extent)
         far = np.float32(model.vis.map.zfar * model.stat.extent)
         # MuJoCo renders with reversed Z: window depth d maps to metres as d_coef / (d + c_coef).
@@ -69,18 +79,27 @@ class CameraRenderer:
         Benchmarks divide the pipeline's frame time by this.
         """
         self._gl.make_current()
-        mujoco.mjv_updateScene(
-            self._model,
-            data,
-            self._option,
-            None,
-            self._camera,
-            mujoco.mjtCatBit.mjCAT_ALL,
-            self._scene,
-        )
+        model = self._model
+        groups = model.geom_group
+        hidden = np.empty(0, int)
+        if self._culling is not None:
+            aspect = self._width / self._height
+            hidden = self._culling.hidden(model, data, self._camera.fixedcamid, aspect)
+        saved = groups[hidden].copy()
+        groups[hidden] = CULLED_GEOM_GROUP
+        try:
+            everything = mujoco.mjtCatBit.mjCAT_ALL
+            mujoco.mjv_updateScene(
+                model, data, self._option, None, self._camera, everything, self._scene
+            )
+            self._update_segid_lut()
+        finally:
+            groups[hidden] = saved
+        flags = self._scene.flags
+        flags[mujoco.mjtRndFlag.mjRND_FOG] = self._fog
         mujoco.mjr_render(self._rect, self._scene, self._ctx)
         mujoco.mjr_readPixels(self._rgb, self._zbuf, self._rect, self._ctx)
-        flags = self._scene.flags
+        flags[mujoco.mjtRndFlag.mjRND_FOG] = 0
         flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 1
         try:
             mujoco.mjr_render(self._rect, self._scene, self._ctx)
@@ -98,26 +117,20 @@ class CameraRenderer:
         seg = self._seg[::-1]
         # ids are scene geom indices + 1 < 2**16, so the third colour byte is always 0
         segid = seg[..., 0] | (seg[..., 1].astype(np.uint16) << 8)
-        return self._segid_to_geom()[segid]
+        return self._segid_lut[segid]
 
-    def _segid_to_geom(self) -> np.ndarray:
-        """Lookup from colour-coded segmentation id (scene geom index + 1) to model geom id.
+    def _update_segid_lut(self) -> None:
+        """Map colour-coded segmentation ids (scene geom index + 1) to model geom ids.
 
-        `mjv_updateScene` adds the model's visible geoms in a fixed order that does not depend on
-        the camera, so the table is built once and rebuilt only if the scene's geom count changes.
+        `mjv_updateScene` adds the visible model geoms first, in id order (then sites), so the
+        table follows from the geom groups at the time of the update; a test checks it against
+        the ids MuJoCo stores in each scene geom.
         """
-        ngeom = self._scene.ngeom
-        if ngeom >= 2**16 - 1:
-            raise ValueError(f"{ngeom} geoms in view: segmentation supports at most 65534")
-        if self._segid_lut is None or self._segid_count != ngeom:
-            lut = np.full(2**16, -1, np.int32)
-            geom_type = mujoco.mjtObj.mjOBJ_GEOM
-            for g in self._scene.geoms[:ngeom]:
-                if g.objtype == geom_type and g.segid >= 0:
-                    lut[g.segid + 1] = g.objid
-            self._segid_lut = lut
-            self._segid_count = ngeom
-        return self._segid_lut
+        visible = np.flatnonzero(self._option.geomgroup[self._model.geom_group])
+        if len(visible) >= 2**16 - 1:
+            raise ValueError(f"{len(visible)} geoms in view: segmentation supports at most 65534")
+        self._segid_lut[:] = -1
+        self._segid_lut[1 : len(visible) + 1] = visible
 
     def close(self) -> None:
         """Free the GL resources (safe to call twice)."""

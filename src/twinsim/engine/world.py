@@ -12,6 +12,8 @@ import numpy as np
 from twinsim.config import RenderConfig
 from twinsim.engine.actors import ActorDriver
 from twinsim.engine.build import ROBOT_BODY, compile_model, id_maps
+from twinsim.engine.culling import ActorCulling
+from twinsim.engine.look import Look
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
 from twinsim.robots.drone import JOINT_NAMES
@@ -21,9 +23,12 @@ from twinsim.scene.spec import SceneSpec
 class World:
     """The simulator view of a `SceneSpec`: owns the MuJoCo model, data and renderers."""
 
-    def __init__(self, scene: SceneSpec, render: RenderConfig, physics_hz: int) -> None:
+    def __init__(
+        self, scene: SceneSpec, render: RenderConfig, physics_hz: int, look: Look | None = None
+    ) -> None:
         self.scene = scene
-        self.model = compile_model(scene, render, physics_hz)
+        self.look = look = look or Look()
+        self.model = compile_model(scene, render, physics_hz, look)
         self.render_config = render
         self.data = mujoco.MjData(self.model)
         self.maps = id_maps(self.model, scene)
@@ -31,7 +36,7 @@ class World:
         self._cam_ids = {
             s.name: mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_CAMERA, s.name)
             for s in scene.sensors
-            if s.type == "camera"
+            if s.type in ("camera", "event_camera")
         }
         self._imu_adr = {
             s.name: (self._sensor_adr(f"{s.name}_gyro"), self._sensor_adr(f"{s.name}_accel"))
@@ -39,8 +44,19 @@ class World:
             if s.type == "imu"
         }
         self._renderers: dict[str, CameraRenderer] = {}
+        self._scratch: mujoco.MjData | None = None  # state posed for exposure sub-frames
         self._velocity = np.zeros(6)
         self.actors = ActorDriver(self.model, scene)
+        actor_geoms = [*self.maps.dynamic_geoms.values(), np.empty(0, int)]
+        self.culling = ActorCulling(self.model, scene, np.concatenate(actor_geoms))
+        light = mujoco.mjtObj.mjOBJ_LIGHT
+        self._lights = np.array(
+            [mujoco.mj_name2id(self.model, light, li.name) for li in scene.lights], dtype=int
+        )
+        self._light_diffuse = self.model.light_diffuse[self._lights].copy()
+        self._light_phase = np.random.default_rng(look.flicker_seed).uniform(
+            0.0, 2 * np.pi, len(self._lights)
+        )
 
     def _sensor_adr(self, name: str) -> int:
         return int(
@@ -56,6 +72,23 @@ class World:
         self.data.qpos[:] = qpos
         self.data.qvel[:] = qvel
         mujoco.mj_forward(self.model, self.data)
+
+    def set_step_state(
+        self, qpos: np.ndarray, qvel: np.ndarray, qacc_warmstart: np.ndarray
+    ) -> None:
+        """Set the state a physics step starts from (a replay's logged row), before `step_begin`."""
+        self.data.qpos[:] = qpos
+        self.data.qvel[:] = qvel
+        self.data.qacc_warmstart[:] = qacc_warmstart
+
+    def apply_lighting(self, t_s: float) -> None:
+        """Scene lights' intensity at t under the look's flicker (no-op without flicker)."""
+        look = self.look
+        if look.flicker <= 0.0 or not len(self._lights):
+            return
+        wave = 0.5 + 0.5 * np.sin(2 * np.pi * look.flicker_hz * t_s + self._light_phase)
+        gain = 1.0 - look.flicker * wave
+        self.model.light_diffuse[self._lights] = self._light_diffuse * gain[:, None]
 
     def pose_actors(self, t_s: float, observed: bool = True) -> None:
         """Move people and flying objects to their poses at t (before the step of that instant).
@@ -113,12 +146,43 @@ class World:
 
     def render(self, camera: str, width: int, height: int) -> RenderedFrame:
         """Render a camera at the current state (renderers are created on first use)."""
+        return self._renderer(camera, width, height).render(self.data)
+
+    def render_at(
+        self, camera: str, width: int, height: int, qpos: np.ndarray, t_s: float
+    ) -> RenderedFrame:
+        """Render a camera with the robot at `qpos` and actors and lights at t (an instant inside
+        an exposure), posed on a scratch state; physics data and model are left bit-identical."""
+        model = self.model
+        if self._scratch is None:
+            self._scratch = mujoco.MjData(model)
+        scratch = self._scratch
+        posed = (model.geom_size, model.geom_pos, model.geom_rbound, model.geom_aabb)
+        saved = [a.copy() for a in (*posed, model.light_diffuse)]
+        try:
+            scratch.qpos[:] = qpos
+            self.actors.apply(scratch, t_s)
+            self.apply_lighting(t_s)
+            mujoco.mj_kinematics(model, scratch)
+            mujoco.mj_camlight(model, scratch)
+            return self._renderer(camera, width, height).render(scratch)
+        finally:
+            for array, copy in zip((*posed, model.light_diffuse), saved, strict=True):
+                array[:] = copy
+
+    def _renderer(self, camera: str, width: int, height: int) -> CameraRenderer:
         renderer = self._renderers.get(camera)
         if renderer is None:
             renderer = self._renderers[camera] = CameraRenderer(
-                self.model, camera, width, height, self.render_config.reflections
+                self.model,
+                camera,
+                width,
+                height,
+                self.render_config.reflections,
+                fog=self.look.fog_start_m is not None,
+                culling=self.culling,
             )
-        return renderer.render(self.data)
+        return renderer
 
     def instance_world_boxes(
         self, instance_ids: np.ndarray

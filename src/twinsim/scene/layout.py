@@ -152,8 +152,10 @@ def _split(rect: Rect, n: int, rng: np.random.Generator) -> list[Rect] | None:
 
 
 def _footprint(n: int, rng: np.random.Generator) -> Rect:
-    """A footprint of 40–140 m² (about 13–20 m² per room) centred on the origin, wider than deep."""
-    area = float(np.clip(n * rng.uniform(13.0, 20.0), 40.3, 139.7))  # margin for 1 cm rounding
+    """A footprint of about 13–20 m² per room, 40–140 m² up to 8 rooms (at most 16 m² per room
+    above), centred on the origin, wider than deep."""
+    top = max(139.7, n * 16.0 - 0.3)  # large apartments (9–12 rooms) grow past 140 m²
+    area = float(np.clip(n * rng.uniform(13.0, 20.0), 40.3, top))  # margin for 1 cm rounding
     aspect = rng.uniform(1.0, 1.7)
     w = _r(np.sqrt(area * aspect))
     d = _r(area / w)
@@ -229,6 +231,7 @@ def _assign_types(
     types[bath] = "bathroom"
     free.remove(bath)
     wanted: list[RoomType] = ["bedroom", "kitchen", "office", "bedroom", "bedroom", "office"]
+    wanted += ["bedroom", "office", "bathroom", "bedroom"]  # only apartments above 8 rooms
     wanted = wanted[: len(free)]
     if "kitchen" in wanted:
         near = [i for i in free if _door_capable(rects[i], rects[living]) is not None]
@@ -297,8 +300,8 @@ def _make_door(
 
 def generate_floor_plan(n_rooms: int, rng: np.random.Generator) -> FloorPlan:
     """Cut a random footprint into `n_rooms` typed rooms and connect them all with doors."""
-    if not 3 <= n_rooms <= 8:
-        raise ValueError(f"n_rooms={n_rooms} must be between 3 and 8")
+    if not 3 <= n_rooms <= 12:
+        raise ValueError(f"n_rooms={n_rooms} must be between 3 and 12")
     for _ in range(_MAX_ATTEMPTS):
         fp = _footprint(n_rooms, rng)
         corridor = living = None

@@ -126,32 +126,34 @@ def static_occupancy(
     solid[~shapely.contains_xy(inner, xs[:, None], ys[None, :])] = True
     solid[:, :, zs > wall_height - reach] = True
     for obj in objects:
-        if obj.dynamic or obj.semantic_class in IGNORED_CLASSES:
-            continue
-        r_obj = quat_wxyz_to_matrix(obj.quat)
-        for geom in obj.geoms:
-            rot = r_obj @ quat_wxyz_to_matrix(geom.quat)
-            centre = np.asarray(obj.pos) + r_obj @ np.asarray(geom.pos)
-            ext = np.abs(rot) @ geom_local_box(geom)[1]
-            if centre[2] + ext[2] <= FLAT_HEIGHT_M:
-                continue
-            where, axes = grid.axes(centre - ext - reach, centre + ext + reach)
-            if min(len(a) for a in axes) == 0:
-                continue
-            if geom.type == "box" and np.all(
-                np.isclose(np.abs(rot), 0) | np.isclose(np.abs(rot), 1)
-            ):
-                # axis-aligned box (walls, most furniture): distance per axis, broadcast
-                gap = [
-                    np.maximum(np.abs(a - c) - e, 0.0) ** 2
-                    for a, c, e in zip(axes, centre, ext, strict=True)
-                ]
-                near = gap[0][:, None, None] + gap[1][None, :, None] + gap[2][None, None, :]
-                solid[where] |= near <= reach**2
-            else:
-                pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
-                solid[where] |= _solid_distance(geom, (pts - centre) @ rot) <= reach
+        if not (obj.dynamic or obj.semantic_class in IGNORED_CLASSES):
+            _mark_object(solid, grid, obj, reach)
     return grid, solid
+
+
+def _mark_object(solid: np.ndarray, grid: VoxelGrid, obj: ObjectSpec, reach: float) -> None:
+    """Set the voxels within `reach` of an object's parts (those above the flat height)."""
+    r_obj = quat_wxyz_to_matrix(obj.quat)
+    for geom in obj.geoms:
+        rot = r_obj @ quat_wxyz_to_matrix(geom.quat)
+        centre = np.asarray(obj.pos) + r_obj @ np.asarray(geom.pos)
+        ext = np.abs(rot) @ geom_local_box(geom)[1]
+        if centre[2] + ext[2] <= FLAT_HEIGHT_M:
+            continue
+        where, axes = grid.axes(centre - ext - reach, centre + ext + reach)
+        if min(len(a) for a in axes) == 0:
+            continue
+        if geom.type == "box" and np.all(np.isclose(np.abs(rot), 0) | np.isclose(np.abs(rot), 1)):
+            # axis-aligned box (walls, most furniture): distance per axis, broadcast
+            gap = [
+                np.maximum(np.abs(a - c) - e, 0.0) ** 2
+                for a, c, e in zip(axes, centre, ext, strict=True)
+            ]
+            near = gap[0][:, None, None] + gap[1][None, :, None] + gap[2][None, None, :]
+            solid[where] |= near <= reach**2
+        else:
+            pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+            solid[where] |= _solid_distance(geom, (pts - centre) @ rot) <= reach
 
 
 @dataclass(frozen=True)
@@ -278,7 +280,7 @@ def place_people(
     (bootstrap included), so only the poses that will be played count.
     """
     grid, solid = static_occupancy(static_objects, rooms, wall_height)
-    solid_flat = solid.ravel()
+    solid_all = solid.ravel()
     people_grid = VoxelGrid.spanning(
         grid.origin, grid.origin + np.array(grid.shape) * grid.cell, PEOPLE_CELL_M
     )
@@ -286,11 +288,17 @@ def place_people(
     rects, _ = _floor_plan(rooms)
     area = np.prod(rects[:, 2:] - rects[:, :2], axis=1)
     placed = []
+    seats = {obj.instance_id: obj for obj in static_objects}
     for person in candidates:
         origin = np.array([*motion_origin(person), 0.0])
         trace = animation_trace(motion_factory(person), duration_s) - origin
         probe = trace[:: max(1, len(trace) // PROBE_POINTS)]
-        for attempt in range(attempts):
+        seat_id, solid_flat = person.motion.seat_instance_id, solid_all
+        if seat_id is not None:  # sitting on it is no collision; moving off it makes no sense
+            seat_solid = np.zeros_like(solid)
+            _mark_object(seat_solid, grid, seats[seat_id], _reach())
+            solid_flat = (solid & ~seat_solid).ravel()
+        for attempt in range(1 if seat_id is not None else attempts):
             if attempt == 0:  # where the generator proposed
                 xy, yaw = origin[:2], 0.0
             else:

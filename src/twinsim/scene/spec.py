@@ -135,11 +135,35 @@ class RobotSpec(_Spec):
     rooms_visited: tuple[int, ...] = ()
 
 
+class LidarSpec(_Spec):
+    """A spinning multi-beam LiDAR: one elevation per ring (ring 0 lowest), columns per turn."""
+
+    model: str
+    elevations_deg: tuple[float, ...]
+    columns: int = Field(gt=0)
+    min_range_m: float = Field(ge=0.0)
+    max_range_m: float = Field(gt=0.0)
+
+
+class EventSpec(_Spec):
+    """Event camera model (ESIM / v2e): log-intensity contrast thresholds, refractory period."""
+
+    threshold_pos: float = Field(gt=0.0)
+    threshold_neg: float = Field(gt=0.0)
+    refractory_ns: int = Field(ge=0)
+    log_eps: float = Field(gt=0.0)
+
+
 class SensorSpec(_Spec):
-    """A sensor on the robot body; `pos`/`quat` give T_body_sensor (camera: its optical frame)."""
+    """A sensor on the robot body; `pos`/`quat` give T_body_sensor (camera: its optical frame).
+
+    A LiDAR's frame is x forward, y left, z up; an event camera's is an OpenCV optical frame and
+    its `rate_hz` is the internal render rate events are interpolated between. A camera's
+    `exposure_s` and `rolling_shutter_readout_s` are simulated at render time (0: one instant).
+    """
 
     name: str
-    type: Literal["camera", "imu"]
+    type: Literal["camera", "imu", "lidar", "event_camera"]
     rate_hz: int
     pos: Vec3
     quat: Quat
@@ -148,6 +172,10 @@ class SensorSpec(_Spec):
     hfov_deg: float | None = None
     near_m: float | None = None
     far_m: float | None = None
+    lidar: LidarSpec | None = None
+    events: EventSpec | None = None
+    exposure_s: float = Field(0.0, ge=0.0)
+    rolling_shutter_readout_s: float = Field(0.0, ge=0.0)
 
 
 class HumanBodySpec(_Spec):
@@ -171,7 +199,8 @@ class HumanMotionSpec(_Spec):
     """How a person moves, fully resolved: a pure function of time built by `twinsim.actors`.
 
     Walks follow `waypoints` (world x, y of the root on the floor) at `speed_mps`; stationary
-    motions (idle, wave, sit) stand at the first waypoint facing `heading`. One pass lasts
+    motions (idle, wave, sit) stand at the first waypoint facing `heading`; a sit with a seat
+    lowers the pelvis onto that seat's height (the waypoint is the seat's middle). One pass lasts
     `cycle_s`; playback runs forward then reversed (GRADE), so motion never stops. BVH clips are
     referenced by path and sha256 so a replay can check it uses the same file.
     """
@@ -185,6 +214,8 @@ class HumanMotionSpec(_Spec):
     gait_frequency_hz: float = Field(1.8, gt=0.0)
     bvh_path: str | None = None
     bvh_sha256: str | None = None
+    seat_instance_id: int | None = None  # "sit" on this chair, armchair or sofa
+    seat_height_m: float | None = Field(None, gt=0.0)  # its seat's top above the floor
 
 
 class PersonSpec(_Spec):

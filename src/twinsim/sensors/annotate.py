@@ -11,9 +11,13 @@ from twinsim.sensors.keypoints import person_keypoints
 from twinsim.sequence.frames import CameraFrame
 
 
-def annotate_frame(world, cam: SensorSpec, index: int, t_ns: int, t_s: float = 0.0) -> CameraFrame:
-    """Render `cam` at the world's current state (time t_s) and annotate every visible instance."""
-    rendered = world.render(cam.name, cam.width, cam.height)
+def annotate_frame(
+    world, cam: SensorSpec, index: int, t_ns: int, t_s: float = 0.0, rendered=None
+) -> CameraFrame:
+    """Render `cam` at the world's current state (time t_s), or take `rendered` (an exposure's
+    composite, `twinsim.sensors.exposure`), and annotate every visible instance."""
+    if rendered is None:
+        rendered = world.render(cam.name, cam.width, cam.height)
     maps = world.maps
     geom_lut = np.append(maps.geom_instance, np.uint16(0))  # index -1 → 0 (nothing)
     instance = geom_lut[rendered.geom_ids]

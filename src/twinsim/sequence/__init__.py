@@ -10,18 +10,23 @@ from twinsim.sequence.poses import pose_to_row, rows_to_poses
 from twinsim.sequence.reader import (
     CameraStream,
     ImuData,
+    LidarStream,
     SequenceReader,
     open_sequence,
     read_metadata,
 )
+from twinsim.sequence.scans import EventData, LidarScan
 from twinsim.sequence.validate import ValidationReport, validate_sequence
 from twinsim.sequence.writer import SequenceWriter, check_output_folder
 
 __all__ = [
     "CameraFrame",
     "CameraStream",
+    "EventData",
     "Frame",
     "ImuData",
+    "LidarScan",
+    "LidarStream",
     "SequenceReader",
     "SequenceWriter",
     "ValidationReport",

@@ -14,7 +14,7 @@ _SUMMARISED = ("streams", "instances", "classes")
 
 
 def summarize_sequence(path: str | Path) -> dict:
-    """Duration, streams (type, rate, count, resolution), instances per class, seed, versions.
+    """Duration, streams (type, rate, count, resolution or beams), instances per class, seed.
 
     Works on partial sequences too (`complete` says which), so an interrupted run can be inspected.
     """
@@ -42,6 +42,9 @@ def summarize_sequence(path: str | Path) -> dict:
 
 def _stream_summary(info: dict) -> dict:
     row = {key: info.get(key) for key in ("type", "rate_hz", "count")}
-    if info.get("type") == "camera":
+    if info.get("type") in ("camera", "events"):
         row["resolution"] = f"{info.get('width')}x{info.get('height')}"
+    elif info.get("type") == "lidar":
+        row["resolution"] = f"{info.get('rings')} rings x {info.get('columns')}"
+        row["model"] = info.get("model")
     return row

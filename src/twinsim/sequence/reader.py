@@ -29,6 +29,17 @@ from twinsim.sequence.layout import (
     frame_path,
 )
 from twinsim.sequence.poses import rows_to_poses
+from twinsim.sequence.scans import (
+    EVENT_DTYPE,
+    EVENTS_FILE,
+    POINT_DTYPE,
+    SCAN_COLUMNS,
+    SCANS_FILE,
+    EventData,
+    LidarScan,
+    points_path,
+    read_records,
+)
 from twinsim.sequence.tables import parse_table
 
 
@@ -136,6 +147,36 @@ class SequenceReader:
             raise SequenceError(f"{name} is not a camera stream (type {info.get('type')!r})")
         return CameraStream(self.path / name, name, info)
 
+    def lidar(self, name: str) -> LidarStream:
+        """A LiDAR stream whose scans load lazily on indexing or iteration."""
+        info = self.stream_info(name)
+        if info.get("type") != "lidar":
+            raise SequenceError(f"{name} is not a LiDAR stream (type {info.get('type')!r})")
+        return LidarStream(self.path / name, name)
+
+    def events(self, name: str) -> EventData:
+        """Every event of an event camera stream, with the camera's intrinsics."""
+        info = self.stream_info(name)
+        if info.get("type") != "events":
+            raise SequenceError(f"{name} is not an event stream (type {info.get('type')!r})")
+        try:
+            K = np.array(info["K"], dtype=np.float64).reshape(3, 3)
+            width, height = int(info["width"]), int(info["height"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SequenceError(
+                f"metadata.json: event camera {name} needs K (3x3), width, height ({exc})"
+            ) from None
+        rec = read_records(self.path / name / EVENTS_FILE, EVENT_DTYPE, f"{name}/{EVENTS_FILE}")
+        return EventData(
+            x=np.ascontiguousarray(rec["x"]),
+            y=np.ascontiguousarray(rec["y"]),
+            t_ns=np.ascontiguousarray(rec["t_ns"]),
+            polarity=np.ascontiguousarray(rec["polarity"]),
+            K=K,
+            width=width,
+            height=height,
+        )
+
     def _columns(self, stream: str, required: tuple[str, ...]) -> dict[str, np.ndarray]:
         columns = self.table(stream)
         missing = [c for c in required if c not in columns]
@@ -214,3 +255,35 @@ class CameraStream:
 
     def _label(self, kind: str, index: int) -> str:
         return frame_path(Path(self.name), kind, index).as_posix()
+
+
+class LidarStream:
+    """Sweeps of one LiDAR: start times and poses up front, points read on access."""
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self.name = name
+        self.folder = folder
+        table = parse_table(folder / SCANS_FILE, 2, f"{name}/{SCANS_FILE}")
+        if table.columns != SCAN_COLUMNS:
+            raise SequenceError(f"{name}/{SCANS_FILE}: header must be {','.join(SCAN_COLUMNS)}")
+        self.t_ns: np.ndarray = table.ints[:, 1]
+        self.T_world_lidar: np.ndarray = rows_to_poses(table.values)
+
+    def __len__(self) -> int:
+        return len(self.t_ns)
+
+    def __iter__(self) -> Iterator[LidarScan]:
+        for index in range(len(self)):
+            yield self[index]
+
+    def __getitem__(self, index: int) -> LidarScan:
+        """Load scan `index` (negative counts from the end)."""
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"{self.name}: scan {index} out of range for {n} scans")
+        index %= n
+        label = points_path(Path(self.name), index).as_posix()
+        rec = read_records(points_path(self.folder, index), POINT_DTYPE, label)
+        return LidarScan.from_records(
+            index, int(self.t_ns[index]), self.T_world_lidar[index].copy(), rec
+        )

@@ -34,6 +34,16 @@ from twinsim.sequence.layout import (
     frame_path,
 )
 from twinsim.sequence.reader import read_metadata
+from twinsim.sequence.scans import (
+    EVENT_DTYPE,
+    EVENTS_FILE,
+    POINT_DTYPE,
+    POINTS_DIR,
+    SCAN_COLUMNS,
+    SCANS_FILE,
+    points_path,
+    read_records,
+)
 from twinsim.sequence.tables import Table, parse_table
 
 #: Problems of one kind listed per stream before the rest are summarised as a count.
@@ -102,6 +112,10 @@ def validate_sequence(path: str | Path) -> ValidationReport:
                 problems.append(f"{name}: listed in {METADATA} but its folder does not exist")
             elif info.get("type") == "camera":
                 _check_camera(path, name, info, context, problems, checked)
+            elif info.get("type") == "lidar":
+                _check_lidar(path, name, info, context, problems, checked)
+            elif info.get("type") == "events":
+                _check_events(path, name, info, context, problems, checked)
             else:
                 _check_table(path, name, info, context, problems, checked)
     for child in sorted(path.iterdir()):
@@ -221,6 +235,118 @@ def _check_camera(
         _add_limited(problems, [f"{name}/{kind}/{f}: not listed in {label}" for f in extra])
     checked["frames"] += n
     checked["files"] += n * len(IMAGE_KINDS)
+
+
+def _check_lidar(
+    path: Path, name: str, info: dict, ctx: _Context, problems: list[str], checked: dict
+) -> None:
+    """scans.csv like frames.csv; every points file decoded and its fields checked."""
+    label = f"{name}/{SCANS_FILE}"
+    try:
+        table = parse_table(path / label, 2, label)
+    except SequenceError as exc:
+        problems.append(str(exc))
+        return
+    if table.columns != SCAN_COLUMNS:
+        problems.append(
+            f"{label}: header {','.join(table.columns)}, expected {','.join(SCAN_COLUMNS)}"
+        )
+        return
+    n = len(table.ints)
+    wrong = np.flatnonzero(table.ints[:, 0] != np.arange(n))
+    _add_limited(
+        problems, [f"{label} line {i + 2}: scan {table.ints[i, 0]}, expected {i}" for i in wrong]
+    )
+    _check_values(label, table, problems)
+    _check_quaternions(label, table.values[:, 3:], problems)
+    _check_times(name, label, "scan", table.ints[:, 1], info, ctx, problems)
+    rings, rate = info.get("rings"), info.get("rate_hz")
+    if not _is_int(rings) or rings <= 0:
+        problems.append(f"{name}: metadata.json gives no positive integer rings")
+        rings = None
+    sweep_ns = None
+    if _is_int(rate) and rate > 0 and ctx.physics_hz % rate == 0:
+        sweep_ns = step_to_ns(ctx.physics_hz // rate, ctx.physics_hz)
+    found = []
+    for index in range(n):
+        found.extend(_scan_problems(path, name, index, rings, sweep_ns, ctx))
+    _add_limited(problems, found)
+    listed = {points_path(Path(), i).name for i in range(n)}
+    folder = path / name / POINTS_DIR
+    present = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+    extra = sorted(present - listed)
+    _add_limited(problems, [f"{name}/{POINTS_DIR}/{f}: not listed in {label}" for f in extra])
+    checked["scans"] = checked.get("scans", 0) + n
+    checked["files"] += n
+
+
+def _scan_problems(
+    path: Path, name: str, index: int, rings: int | None, sweep_ns: int | None, ctx: _Context
+) -> list[str]:
+    """Decode one scan's points and check every field against the format."""
+    label = points_path(Path(name), index).as_posix()
+    try:
+        rec = read_records(points_path(path / name, index), POINT_DTYPE, label)
+    except SequenceError as exc:
+        return [str(exc)]
+    found = []
+    xyz = np.stack([rec["x"], rec["y"], rec["z"]], axis=1).astype(np.float64)
+    rng = rec["range"].astype(np.float64)
+    if not (np.isfinite(xyz).all() and np.isfinite(rng).all()):
+        found.append(f"{label}: points or ranges are not finite")
+    elif np.any(np.abs(np.linalg.norm(xyz, axis=1) - rng) > 1e-3 + 1e-5 * rng):
+        found.append(f"{label}: point distances differ from their range")
+    intensity = rec["intensity"]
+    if np.any(~((intensity >= 0.0) & (intensity <= 1.0))):
+        found.append(f"{label}: intensity outside [0, 1]")
+    offsets = rec["t_offset_ns"]
+    if np.any(offsets < 0) or (sweep_ns is not None and np.any(offsets >= sweep_ns)):
+        found.append(f"{label}: t_offset_ns outside the sweep [0, {sweep_ns})")
+    if rings is not None and np.any(rec["ring"] >= rings):
+        found.append(f"{label}: ring ids not below rings = {rings}")
+    unknown = np.setdiff1d(np.unique(rec["instance"]), ctx.instance_ids)
+    if unknown.size:
+        found.append(f"{label}: instance ids {unknown.tolist()} are not in the instance table")
+    if np.any(rec["semantic"] >= ctx.n_classes):
+        found.append(f"{label}: semantic ids not below len(classes) = {ctx.n_classes}")
+    return found
+
+
+def _check_events(
+    path: Path, name: str, info: dict, ctx: _Context, problems: list[str], checked: dict
+) -> None:
+    """events.npy: record type, count, sorted times inside the recording, pixels, polarity."""
+    label = f"{name}/{EVENTS_FILE}"
+    try:
+        rec = read_records(path / label, EVENT_DTYPE, label)
+    except SequenceError as exc:
+        problems.append(str(exc))
+        return
+    n, recorded, rate = len(rec), info.get("count"), info.get("rate_hz")
+    if recorded != n:
+        problems.append(f"{name}: {n} events but {METADATA} records count {recorded!r}")
+    if not _is_int(rate) or rate <= 0 or ctx.physics_hz % rate:
+        problems.append(
+            f"{name}: rate_hz {rate!r} must be a positive integer dividing "
+            f"physics_hz {ctx.physics_hz}"
+        )
+    width, height = info.get("width"), info.get("height")
+    if not (_is_int(width) and _is_int(height)):
+        problems.append(f"{name}: metadata.json gives no integer width and height")
+    elif n and (rec["x"].max() >= width or rec["y"].max() >= height):
+        problems.append(f"{label}: event pixels outside {width}x{height}")
+    t = rec["t_ns"]
+    lo, hi = step_to_ns(ctx.k_start, ctx.physics_hz), step_to_ns(ctx.k_end, ctx.physics_hz)
+    bad = np.flatnonzero(np.diff(t) < 0)
+    _add_limited(
+        problems, [f"{label} record {i + 1}: t_ns {t[i + 1]} is before {t[i]}" for i in bad]
+    )
+    if n and (t[0] < lo or t[-1] >= hi):
+        problems.append(f"{label}: event times outside the recording [{lo}, {hi})")
+    if not np.isin(rec["polarity"], (-1, 1)).all():
+        problems.append(f"{label}: polarity must be +1 or -1")
+    checked["events"] = checked.get("events", 0) + n
+    checked["files"] += 1
 
 
 def _check_frame_files(

@@ -43,12 +43,26 @@ from twinsim.sequence.layout import (
     frame_path,
 )
 from twinsim.sequence.poses import pose_to_row
+from twinsim.sequence.scans import (
+    EVENT_DTYPE,
+    EVENTS_FILE,
+    POINTS_DIR,
+    SCAN_COLUMNS,
+    SCANS_FILE,
+    LidarScan,
+    RecordAppender,
+    event_records,
+    points_path,
+)
 from twinsim.sequence.tables import format_row
 
 logger = logging.getLogger(__name__)
 
 #: Frames whose images may be queued or being written at once; the caller waits beyond this.
 MAX_FRAMES_IN_FLIGHT = 4
+
+#: Stream types with their own files; every other type is a table (data.csv).
+_SPECIAL_TYPES = ("camera", "lidar", "events")
 
 _INCOMPLETE_TEXT = (
     "This sequence is incomplete: its writer has not finished (the run is still being written,\n"
@@ -73,6 +87,22 @@ class _Camera:
     count: int = 0
     last_t_ns: int | None = None
     shape: tuple[int, int] | None = None
+
+
+@dataclass
+class _Lidar:
+    folder: Path
+    scans: TextIO
+    count: int = 0
+    last_t_ns: int | None = None
+
+
+@dataclass
+class _Events:
+    records: RecordAppender
+    width: int
+    height: int
+    last_t_ns: int | None = None
 
 
 class SequenceWriter:
@@ -101,6 +131,8 @@ class SequenceWriter:
         _write_json_atomic(self.path / METADATA, self._metadata)
         self._tables: dict[str, _Table] = {}
         self._cameras: dict[str, _Camera] = {}
+        self._lidars: dict[str, _Lidar] = {}
+        self._events: dict[str, _Events] = {}
         self._pool = ThreadPoolExecutor(max_workers=image_workers, thread_name_prefix="seq-io")
         self._in_flight: deque[list[Future[None]]] = deque()
         self._closed = False
@@ -115,7 +147,7 @@ class SequenceWriter:
 
     def add_table(self, stream: str, columns: Sequence[str]) -> None:
         """Start `<stream>/data.csv` with header t_ns + columns (float64 values)."""
-        self._check_new_stream(stream, camera=False)
+        self._check_new_stream(stream, "table")
         columns = list(columns)
         if "t_ns" in columns or len(set(columns)) != len(columns) or not all(columns):
             raise ValueError(f"{stream}: columns must be unique, non-empty, without t_ns")
@@ -142,7 +174,7 @@ class SequenceWriter:
 
     def add_camera(self, name: str) -> None:
         """Start a camera stream: its image folders, frames.csv and boxes.jsonl."""
-        self._check_new_stream(name, camera=True)
+        self._check_new_stream(name, "camera")
         folder = self.path / name
         folder.mkdir()
         for kind in IMAGE_KINDS:
@@ -186,6 +218,67 @@ class SequenceWriter:
         camera.count += 1
         camera.last_t_ns = t_ns
 
+    def add_lidar(self, name: str) -> None:
+        """Start a LiDAR stream: scans.csv (one pose row per sweep) and points/ (one file each)."""
+        self._check_new_stream(name, "lidar")
+        folder = self.path / name
+        folder.mkdir()
+        (folder / POINTS_DIR).mkdir()
+        scans = _open_lines(folder / SCANS_FILE)
+        scans.write(",".join(SCAN_COLUMNS) + "\n")
+        self._lidars[name] = _Lidar(folder=folder, scans=scans)
+
+    def write_scan(self, name: str, scan: LidarScan) -> None:
+        """Write one sweep's points (in index order) and its start time and pose."""
+        lidar = self._lidars.get(name)
+        if lidar is None or self._closed:
+            raise ValueError(f"{name}: not an open LiDAR stream (add_lidar first; not after close)")
+        if operator.index(scan.index) != lidar.count:
+            raise ValueError(f"{name}: scan index {scan.index}, expected {lidar.count}")
+        t_ns = _later_time(name, scan.t_ns, lidar.last_t_ns)
+        records = scan.to_records()
+        try:
+            with points_path(lidar.folder, lidar.count).open("wb") as f:
+                np.save(f, records, allow_pickle=False)
+        except OSError as exc:
+            raise OutputFolderError(
+                f"{name}: scan {lidar.count} cannot be written ({exc})"
+            ) from None
+        lidar.scans.write(format_row((lidar.count, t_ns), pose_to_row(scan.T_world_lidar)))
+        lidar.count += 1
+        lidar.last_t_ns = t_ns
+
+    def add_events(self, name: str, width: int, height: int) -> None:
+        """Start an event stream: events.npy, appended to as events come, sealed at close."""
+        self._check_new_stream(name, "events")
+        folder = self.path / name
+        folder.mkdir()
+        self._events[name] = _Events(
+            RecordAppender(folder / EVENTS_FILE, EVENT_DTYPE), width, height
+        )
+
+    def append_events(
+        self, name: str, x: np.ndarray, y: np.ndarray, t_ns: np.ndarray, polarity: np.ndarray
+    ) -> None:
+        """Append events sorted by time, none earlier than the last one written."""
+        stream = self._events.get(name)
+        if stream is None or self._closed:
+            raise ValueError(
+                f"{name}: not an open event stream (add_events first; not after close)"
+            )
+        rec = event_records(x, y, t_ns, polarity)
+        if not len(rec):
+            return
+        t = rec["t_ns"]
+        if np.any(np.diff(t) < 0) or (stream.last_t_ns is not None and t[0] < stream.last_t_ns):
+            raise ValueError(f"{name}: event times must not decrease")
+        if rec["x"].max() >= stream.width or rec["y"].max() >= stream.height:
+            raise ValueError(f"{name}: event pixel outside {stream.width}x{stream.height}")
+        if not np.isin(rec["polarity"], (-1, 1)).all():
+            raise ValueError(f"{name}: polarity must be +1 or -1")
+        stream.records.append(rec)
+        stream.last_t_ns = int(t[-1])
+
     def close(self, extra_metadata: dict | None = None) -> None:
         """Finish every write, record per-stream counts, mark complete and remove INCOMPLETE."""
         if self._closed:
@@ -199,6 +292,8 @@ class SequenceWriter:
                 _merge(self._metadata, _plain_json(extra_metadata))
             counts = {n: t.count for n, t in self._tables.items()}
             counts |= {n: c.count for n, c in self._cameras.items()}
+            counts |= {n: lidar.count for n, lidar in self._lidars.items()}
+            counts |= {n: e.records.count for n, e in self._events.items()}
             for stream, count in counts.items():
                 self._metadata["streams"][stream]["count"] = count
             self._metadata["status"] = STATUS_COMPLETE
@@ -221,18 +316,19 @@ class SequenceWriter:
         elif not self._closed:
             self._shut_down()
 
-    def _check_new_stream(self, stream: str, camera: bool) -> None:
+    def _check_new_stream(self, stream: str, kind: str) -> None:
+        """`kind` is "table", "camera", "lidar" or "events"; the metadata type must agree."""
         check_stream_name(stream)
         if self._closed:
             raise ValueError(f"{stream}: the writer is closed")
-        if stream in self._tables or stream in self._cameras:
+        if any(stream in s for s in (self._tables, self._cameras, self._lidars, self._events)):
             raise ValueError(f"stream {stream!r} was already added")
         info = self._metadata["streams"].get(stream)
         if not isinstance(info, dict):
             raise ValueError(f"stream {stream!r} is not described in metadata['streams']")
-        if (info.get("type") == "camera") != camera:
-            kind = "add_camera" if info.get("type") == "camera" else "add_table"
-            raise ValueError(f"stream {stream!r} has type {info.get('type')!r}: use {kind}")
+        own = info.get("type") if info.get("type") in _SPECIAL_TYPES else "table"
+        if own != kind:
+            raise ValueError(f"stream {stream!r} has type {info.get('type')!r}: use add_{own}")
 
     def _wait_for_room(self) -> None:
         """Block until fewer than MAX_FRAMES_IN_FLIGHT frames are pending, re-raising I/O errors."""
@@ -246,6 +342,10 @@ class SequenceWriter:
         for camera in self._cameras.values():
             camera.frames.close()
             camera.boxes.close()
+        for lidar in self._lidars.values():
+            lidar.scans.close()
+        for events in self._events.values():
+            events.records.close()
 
     def _shut_down(self) -> None:
         """Let queued writes finish (logging failures), close files and the pool; idempotent."""

@@ -1,0 +1,78 @@
+"""`twinsim bench`: methods × sequences × trials into a report folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from twinsim.commands.common import console, fail
+from twinsim.errors import TwinsimError
+
+
+def _split(values: list[str]) -> list[str]:
+    return [item for value in values for item in value.split(",") if item]
+
+
+def bench_command(
+    methods: Annotated[
+        list[str],
+        typer.Option(
+            "--methods",
+            help="Built-in baselines (rgbd_odometry, feature_vo, feature_vo_masked, kiss_icp, "
+            "kiss_icp_static) or method YAML files; comma separated or repeated.",
+        ),
+    ],
+    sequences: Annotated[
+        list[str],
+        typer.Option("--sequences", help="Sequence folders; comma separated or repeated."),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Report folder (new, empty, or resumed).")],
+    trials: Annotated[int, typer.Option(help="Trials per method and sequence.")] = 3,
+    workers: Annotated[int, typer.Option(help="Parallel worker processes.")] = 2,
+    seed: Annotated[int, typer.Option(help="Trial i runs with seed + i.")] = 0,
+) -> None:
+    """Run every method on every sequence N times; write results.csv, tables and plots.
+
+    Re-running the same command resumes: finished trials are not repeated.
+    """
+    from twinsim.eval.harness import bench
+
+    try:
+        with Progress(
+            TextColumn("[bold]bench[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("trials · {task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+        ) as bar:
+            task = bar.add_task("starting", total=None)
+
+            def report(done: int, total: int, label: str) -> None:
+                bar.update(task, completed=done, total=total, description=label)
+
+            result = bench(
+                _split(methods),
+                _split(sequences),
+                trials,
+                out,
+                workers=workers,
+                seed=seed,
+                progress=report,
+            )
+    except TwinsimError as exc:
+        fail(exc)
+    failed = sum(not r.ok for r in result.results)
+    console.print((out / "table.md").read_text(encoding="utf-8"), markup=False)
+    console.print(
+        f"{len(result.results)} trials ({failed} failed); report written to [bold]{out}[/]: "
+        + ", ".join(sorted(result.files))
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `twinsim bench`."""
+    app.command("bench")(bench_command)

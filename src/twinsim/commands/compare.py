@@ -1,0 +1,73 @@
+"""`twinsim compare A B`: pose deviation per axis, RGB and depth similarity, per stream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from twinsim.commands.common import console, fail
+from twinsim.errors import TwinsimError
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}" if value else "0"
+
+
+def compare_command(
+    a: Annotated[Path, typer.Argument(help="Reference sequence.")],
+    b: Annotated[Path, typer.Argument(help="Sequence compared with it (e.g. a twin).")],
+    stride: Annotated[int, typer.Option(help="Compare every n-th camera frame.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Compare two runs of the same experiment: poses per axis, RGB SSIM, depth MAE and SSIM."""
+    from twinsim.replay.compare import AXES, compare_sequences
+
+    try:
+        result = compare_sequences(a, b, stride=stride)
+    except TwinsimError as exc:
+        fail(exc)
+    if as_json:
+        console.print_json(json.dumps(result))
+        return
+    poses = Table(title="pose deviation of B from A (mean ± std; m, rad)")
+    poses.add_column("stream")
+    poses.add_column("samples", justify="right")
+    for axis in AXES:
+        poses.add_column(axis, justify="right")
+    for name, dev in result["poses"].items():
+        cells = [f"{_fmt(dev[x]['mean'])} ± {_fmt(dev[x]['std'])}" for x in AXES]
+        poses.add_row(name, str(dev["samples"]), *cells)
+    console.print(poses)
+    images = Table(title="images (mean ± std, worst frame)")
+    for column in ("stream", "frames", "RGB SSIM", "depth MAE (m)", "depth SSIM"):
+        images.add_column(column)
+    for name, cam in result["cameras"].items():
+        if not cam["frames"]:
+            images.add_row(name, "0", "-", "-", "-")
+            continue
+        rgb, mae, dssim = cam["rgb_ssim"], cam["depth_mae_m"], cam["depth_ssim"]
+        images.add_row(
+            name,
+            str(cam["frames"]),
+            f"{rgb['mean']:.4f} ± {rgb['std']:.4f} (min {rgb['min']:.4f})",
+            f"{_fmt(mae['mean'])} ± {_fmt(mae['std'])} (max {_fmt(mae['max'])})",
+            f"{dssim['mean']:.4f} ± {dssim['std']:.4f} (min {dssim['min']:.4f})",
+        )
+    console.print(images)
+    tables = Table(title="other streams")
+    for column in ("stream", "samples", "max |B − A|"):
+        tables.add_column(column)
+    for name, t in result["tables"].items():
+        tables.add_row(name, str(t["samples"]), _fmt(t.get("max_abs_difference", 0.0)))
+    console.print(tables)
+    for side in ("a", "b"):
+        if result[f"only_in_{side}"]:
+            console.print(f"only in {side.upper()}: {', '.join(result[f'only_in_{side}'])}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare_command)

@@ -1,0 +1,78 @@
+"""`twinsim export SEQ --format F --out DIR`: a sequence in the formats the field reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from twinsim.commands.common import console, fail
+from twinsim.errors import TwinsimError
+from twinsim.export import FORMATS, ExportError, export_sequence
+from twinsim.sequence.writer import check_output_folder
+
+_FORMAT_HELP = "; ".join(f"{f.name}: {f.summary}" for f in FORMATS.values())
+
+
+def export(
+    path: Annotated[Path, typer.Argument(help="Sequence folder (only read).")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help=f"Format. {_FORMAT_HELP}.")],
+    out: Annotated[Path, typer.Option("--out", help="New (or empty) output folder.")],
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            "-o",
+            help="Format option key=value (repeatable), e.g. camera=cam0, task=segment, "
+            "classes=person,chair, sequence=05, min_area=20.",
+        ),
+    ] = None,
+) -> None:
+    """Export a sequence as TUM, EuRoC, KITTI, a ROS 2 bag, COCO, YOLO or a Rerun recording."""
+    try:
+        options = _parse_options(fmt, option or [])
+        check_output_folder(out)
+        with Progress(
+            TextColumn(f"[bold]exporting {fmt}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=console,
+        ) as bar:
+            tasks: list = []  # the bar appears with the first report, after input is checked
+
+            def report(done: int, total: int) -> None:
+                if not tasks:
+                    tasks.append(bar.add_task("export", total=total))
+                bar.update(tasks[0], completed=done, total=total)
+
+            result = export_sequence(path, fmt, out, progress=report, **options)
+    except TwinsimError as exc:
+        fail(exc)
+    console.print(f"{fmt} export written to [bold]{result}[/]")
+
+
+def _parse_options(fmt: str, pairs: list[str]) -> dict[str, object]:
+    """key=value strings as typed keyword arguments (ints where the default is an int)."""
+    if fmt not in FORMATS:
+        raise ExportError(f"--format {fmt!r} is unknown; allowed: {', '.join(FORMATS)}")
+    defaults = FORMATS[fmt].options()
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in defaults:
+            allowed = ", ".join(defaults) or "none"
+            raise ExportError(f"--option {pair!r}: expected key=value with key in: {allowed}")
+        if isinstance(defaults[key], int):
+            try:
+                options[key] = int(value)
+            except ValueError:
+                raise ExportError(f"--option {pair!r}: {key} must be an integer") from None
+        else:
+            options[key] = value
+    return options
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(export)

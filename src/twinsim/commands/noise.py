@@ -1,0 +1,55 @@
+"""`twinsim noise`: a noisy copy of a sequence under a named noise profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from twinsim.commands.common import console, fail
+from twinsim.errors import TwinsimError
+from twinsim.noise import PROFILES, apply_noise, resolve_profile
+
+_PROFILE_HELP = "Noise profile: " + "; ".join(
+    f"{name} ({p.description})" for name, p in PROFILES.items()
+)
+
+
+def noise(
+    src: Annotated[Path, typer.Argument(help="Source sequence folder (never modified).")],
+    out: Annotated[Path, typer.Option("--out", help="New (or empty) folder for the result.")],
+    profile: Annotated[str, typer.Option("--profile", "-p", help=_PROFILE_HELP)],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="Override a parameter: section.key=value, e.g. imu.spline=true."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of every noise draw.")] = 0,
+) -> None:
+    """Add realistic sensor noise (IMU, depth, RGB blur and rolling shutter, LiDAR)."""
+    try:
+        resolved = resolve_profile(profile, set_ or ())
+        with Progress(
+            TextColumn("[bold]noise[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("frames / streams"),
+            console=console,
+        ) as bar:
+            task = bar.add_task("noise", total=None)
+
+            def report(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            apply_noise(src, out, resolved, seed=seed, progress=report)
+    except TwinsimError as exc:
+        fail(exc)
+    console.print(f"noisy sequence ({resolved.name}, seed {seed}) written to [bold]{out}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `twinsim noise` to the CLI."""
+    app.command("noise")(noise)

@@ -1,0 +1,145 @@
+"""`twinsim replay SRC --out DST [variations…]`: repeat a recorded run exactly, or as a twin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from twinsim.commands.common import console, fail
+from twinsim.errors import ConfigError, TwinsimError
+from twinsim.replay.variations import Adversity, LightPreset, ReplayMode
+
+
+def _camera_fields(assignments: list[str]) -> dict[str, dict]:
+    """`NAME.field=value` assignments → {NAME: {field: value}} (values parsed as YAML)."""
+    cameras: dict[str, dict] = {}
+    for item in assignments:
+        key, sep, raw = item.partition("=")
+        name, dot, field = key.strip().partition(".")
+        if not (sep and dot and name and field):
+            raise ConfigError(f"--camera expects NAME.field=value, got {item!r}")
+        cameras.setdefault(name, {})[field] = yaml.safe_load(raw)
+    return cameras
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ConfigError(f"--stereo-size expects WIDTHxHEIGHT, got {text!r}") from None
+    return width, height
+
+
+def replay_command(
+    source: Annotated[Path, typer.Argument(help="Recorded sequence to repeat.")],
+    out: Annotated[Path, typer.Option("--out", help="New (or empty) folder for the twin.")],
+    mode: Annotated[
+        ReplayMode, typer.Option(help="teleport (exact) or control (PID and physics again).")
+    ] = ReplayMode.teleport,
+    variations_file: Annotated[
+        Path | None, typer.Option("--variations", help="YAML file of variations (see docs).")
+    ] = None,
+    static: Annotated[bool, typer.Option("--static", help="Remove every dynamic actor.")] = False,
+    remove_class: Annotated[
+        list[str] | None, typer.Option(help="Remove dynamic actors of a class (repeatable).")
+    ] = None,
+    remove_instance: Annotated[
+        list[int] | None, typer.Option(help="Remove a dynamic instance by id (repeatable).")
+    ] = None,
+    add_people: Annotated[int | None, typer.Option(help="People to add.")] = None,
+    add_flying: Annotated[int | None, typer.Option(help="Flying objects to add.")] = None,
+    light: Annotated[LightPreset | None, typer.Option(help="Light preset.")] = None,
+    light_intensity: Annotated[float | None, typer.Option(help="Global light gain.")] = None,
+    light_seed: Annotated[int | None, typer.Option(help="New random light tints.")] = None,
+    flicker: Annotated[float | None, typer.Option(help="Light flicker amplitude 0..1.")] = None,
+    materials_seed: Annotated[
+        int | None, typer.Option(help="Re-randomise textures and reflectance.")
+    ] = None,
+    fog: Annotated[float | None, typer.Option(help="Fog density 0..1.")] = None,
+    rain: Annotated[float | None, typer.Option(help="Rain 0..1.")] = None,
+    snow: Annotated[float | None, typer.Option(help="Snow 0..1.")] = None,
+    smoke: Annotated[float | None, typer.Option(help="Drifting smoke 0..1.")] = None,
+    adversity: Annotated[
+        Adversity | None, typer.Option(help="Preset combining fog, rain, smoke, flicker.")
+    ] = None,
+    camera: Annotated[
+        list[str] | None,
+        typer.Option(help="Add/change a camera: NAME.field=value, e.g. cam0.rpy_deg=[0,-20,0]."),
+    ] = None,
+    remove_camera: Annotated[list[str] | None, typer.Option(help="Drop a camera.")] = None,
+    stereo: Annotated[
+        float | None, typer.Option(help="Add a stereo pair with this baseline (m).")
+    ] = None,
+    stereo_size: Annotated[str, typer.Option(help="Stereo image size WIDTHxHEIGHT.")] = "640x480",
+    stereo_rate: Annotated[int, typer.Option(help="Stereo frame rate (Hz).")] = 30,
+    seed: Annotated[int | None, typer.Option(help="Seed of added actors and weather.")] = None,
+) -> None:
+    """Replay a sequence exactly (teleport) or through its controllers, optionally as a twin."""
+    from twinsim.replay.replay import replay
+    from twinsim.replay.variations import Variations, load_variations, merge_variations
+
+    try:
+        base = load_variations(variations_file) if variations_file else Variations()
+        light_fields = {
+            k: v
+            for k, v in (
+                ("preset", light and light.value),
+                ("intensity", light_intensity),
+                ("seed", light_seed),
+                ("flicker", flicker),
+            )
+            if v is not None
+        }
+        given = {
+            "static": static or None,
+            "remove_classes": remove_class or None,
+            "remove_instances": remove_instance or None,
+            "add_people": add_people,
+            "add_flying_objects": add_flying,
+            "light": light_fields or None,
+            "materials_seed": materials_seed,
+            "fog": fog,
+            "rain": rain,
+            "snow": snow,
+            "smoke": smoke,
+            "adversity": adversity and adversity.value,
+            "cameras": _camera_fields(camera or []) or None,
+            "remove_cameras": remove_camera or None,
+            "seed": seed,
+        }
+        if stereo is not None:
+            width, height = _size(stereo_size)
+            given["stereo"] = {
+                "baseline_m": stereo,
+                "width": width,
+                "height": height,
+                "rate_hz": stereo_rate,
+            }
+        variations = merge_variations(base, {k: v for k, v in given.items() if v is not None})
+        with Progress(
+            TextColumn("[bold]replaying[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("steps"),
+            TimeRemainingColumn(),
+            console=console,
+        ) as bar:
+            task = bar.add_task("replay", total=None)
+            replay(
+                source,
+                out,
+                variations,
+                mode,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    except TwinsimError as exc:
+        fail(exc)
+    console.print(f"twin written to [bold]{out}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replay")(replay_command)

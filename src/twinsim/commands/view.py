@@ -1,0 +1,61 @@
+"""`twinsim view SEQ`: write the sequence's Rerun recording and open it where a display exists."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from twinsim.commands.common import console, fail
+from twinsim.errors import TwinsimError
+from twinsim.export import export_sequence
+
+
+def has_display() -> bool:
+    """Whether a graphical viewer can open: macOS and Windows always, elsewhere X11 or Wayland."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def view(
+    path: Annotated[Path, typer.Argument(help="Sequence folder (only read).")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="The .rrd file to write (default: <SEQ>.rrd next to SEQ)."),
+    ] = None,
+    no_open: Annotated[
+        bool, typer.Option("--no-open", help="Only write the recording; do not start a viewer.")
+    ] = False,
+) -> None:
+    """Write a Rerun recording of a sequence and open it in the Rerun viewer if possible."""
+    target = out if out is not None else path.parent / f"{path.name}.rrd"
+    try:
+        if target.exists():
+            raise TwinsimError(f"{target}: exists; remove it or choose another --out")
+        if path.resolve() in target.resolve().parents:
+            raise TwinsimError(f"--out {target}: is inside the sequence; choose a file outside it")
+        with tempfile.TemporaryDirectory() as tmp:
+            rrd = export_sequence(path, "rerun", Path(tmp) / "rrd")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(rrd, target)
+    except (TwinsimError, OSError) as exc:
+        fail(exc if isinstance(exc, TwinsimError) else TwinsimError(f"{target}: {exc}"))
+    console.print(f"Rerun recording written to [bold]{target}[/]")
+    if no_open or not has_display():
+        reason = "--no-open" if no_open else "no display found"
+        console.print(f"not opening a viewer ({reason}); open it with: rerun {target}")
+        return
+    viewer = shutil.which("rerun") or str(Path(sys.executable).with_name("rerun"))
+    subprocess.Popen([viewer, str(target)], start_new_session=True)
+    console.print("opened in the Rerun viewer")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(view)

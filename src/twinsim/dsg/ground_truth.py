@@ -1,0 +1,279 @@
+"""The ground-truth 3D dynamic scene graph of a world and its agents, as a spark-dsg graph.
+
+Layers follow Kimera (see `twinsim.dsg.layers`): building → rooms (type, polygon, centroid) →
+places (free space, traversable edges with their clearance) and structures (walls, floors,
+ceilings, door frames, door openings) → objects (class, pose, oriented box) and agents (robot
+and people, one node per time-stamped pose). Edges: building–room, room–place/object/structure,
+room–room through doors, place–place, object and agent pose to their nearest place, and each
+agent pose to the next one.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import numpy as np
+import shapely
+import spark_dsg as dsg
+from scipy.spatial import cKDTree
+from scipy.spatial.transform import Rotation
+
+from twinsim.dsg import layers
+from twinsim.dsg.errors import DsgError
+from twinsim.dsg.mesh import scene_mesh, to_spark_mesh
+from twinsim.dsg.places import Places, free_grid, sample_places
+from twinsim.dsg.tracks import AgentTrack, sequence_tracks
+from twinsim.scene.spec import ObjectSpec, SceneSpec, geom_local_box
+from twinsim.scene.vocabulary import CLASS_ID
+from twinsim.sequence.layout import SCENE
+from twinsim.sequence.reader import open_sequence
+
+FORMAT = "twinsim-dsg"
+FORMAT_VERSION = 1
+WALL_SNAP_M = 0.1
+
+
+def _vec(v) -> np.ndarray:
+    return np.asarray(v, dtype=float).reshape(3, 1)
+
+
+def _quat(R: np.ndarray) -> dsg.Quaternion:
+    x, y, z, w = Rotation.from_matrix(R).as_quat()
+    return dsg.Quaternion(float(w), float(x), float(y), float(z))
+
+
+def object_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Oriented box of an object: world centre (3,), half extents (3,) in its frame, R_world_obj."""
+    R_obj = Rotation.from_quat(obj.quat, scalar_first=True).as_matrix()
+    corners = []
+    signs = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T
+    for geom in obj.geoms:
+        _, half = geom_local_box(geom)
+        R_geom = Rotation.from_quat(geom.quat, scalar_first=True).as_matrix()
+        corners.append((signs * half) @ R_geom.T + np.asarray(geom.pos))
+    pts = np.concatenate(corners)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    centre = np.asarray(obj.pos) + R_obj @ ((lo + hi) / 2)
+    return centre, (hi - lo) / 2, R_obj
+
+
+def _box(centre, half, R) -> dsg.BoundingBox:
+    dims = _vec(2 * np.asarray(half, dtype=float))
+    return dsg.BoundingBox(dsg.BoundingBoxType.OBB, dims, _vec(centre), np.asarray(R, float))
+
+
+def _edge(weight: float, **metadata) -> dsg.EdgeAttributes:
+    info = dsg.EdgeAttributes()
+    info.weight, info.weighted = float(weight), True
+    if metadata:
+        info.metadata.set(metadata)
+    return info
+
+
+def _semantic(attrs, name: str, label: int, centre, half, R) -> None:
+    attrs.name = name
+    attrs.semantic_label = label
+    attrs.position = np.asarray(centre, dtype=float)
+    attrs.bounding_box = _box(centre, half, R)
+
+
+def _add_rooms(graph: dsg.DynamicSceneGraph, scene: SceneSpec) -> dict[int, shapely.Polygon]:
+    polys = {}
+    building = dsg.RoomNodeAttributes()
+    lo, hi = np.asarray(scene.bounds_min), np.asarray(scene.bounds_max)
+    _semantic(building, "building", 0, (lo + hi) / 2, (hi - lo) / 2, np.eye(3))
+    graph.add_node(layers.BUILDINGS, layers.building_id(), building)
+    for room in scene.rooms:
+        poly = shapely.Polygon(room.polygon)
+        polys[room.room_id] = poly
+        x0, y0, x1, y1 = poly.bounds
+        attrs = dsg.RoomNodeAttributes()
+        centroid = (poly.centroid.x, poly.centroid.y, scene.wall_height / 2)
+        half = ((x1 - x0) / 2, (y1 - y0) / 2, scene.wall_height / 2)
+        _semantic(attrs, room.name, layers.ROOM_TYPES.index(room.type), centroid, half, np.eye(3))
+        attrs.metadata.set(
+            {
+                "room_id": room.room_id,
+                "type": room.type,
+                "polygon": [list(p) for p in room.polygon],
+                "area_m2": poly.area,
+            }
+        )
+        graph.add_node(layers.ROOMS, layers.room_id(room.room_id), attrs)
+        graph.insert_edge(layers.building_id(), layers.room_id(room.room_id))
+    pairs: dict[tuple[int, int], list[int]] = {}
+    for door in scene.doors:
+        pairs.setdefault(tuple(sorted(door.rooms)), []).append(door.door_id)
+    for (a, b), doors in sorted(pairs.items()):
+        dist = polys[a].centroid.distance(polys[b].centroid)
+        graph.insert_edge(layers.room_id(a), layers.room_id(b), _edge(dist, doors=doors))
+    return polys
+
+
+def _add_places(graph: dsg.DynamicSceneGraph, places: Places) -> None:
+    for i, (xy, clear, room) in enumerate(
+        zip(places.xy, places.clearance_m, places.room_id, strict=True)
+    ):
+        attrs = dsg.PlaceNodeAttributes()
+        attrs.position = np.array([xy[0], xy[1], 0.0])
+        attrs.distance = float(clear)
+        attrs.name = f"place_{i}"
+        attrs.metadata.set({"room_id": int(room)})
+        graph.add_node(layers.PLACES, layers.place_id(i), attrs)
+        if room >= 0:
+            graph.insert_edge(layers.room_id(int(room)), layers.place_id(i))
+    for (i, j), clear in zip(places.edges, places.edge_clearance_m, strict=True):
+        length = float(np.linalg.norm(places.xy[i] - places.xy[j]))
+        graph.insert_edge(
+            layers.place_id(int(i)), layers.place_id(int(j)), _edge(length, clearance=clear)
+        )
+
+
+def _room_of(polys: dict[int, shapely.Polygon], xy) -> int | None:
+    point = shapely.Point(float(xy[0]), float(xy[1]))
+    for rid, poly in polys.items():
+        if poly.covers(point):
+            return rid
+    return None
+
+
+def _add_objects(
+    graph: dsg.DynamicSceneGraph,
+    scene: SceneSpec,
+    polys: dict[int, shapely.Polygon],
+    places: cKDTree,
+) -> None:
+    """Static objects: structures (walls, floors, ...) below rooms, furniture with places."""
+    for obj in scene.objects:
+        if obj.dynamic:
+            continue
+        centre, half, R = object_box(obj)
+        room = obj.room_id if obj.room_id is not None else _room_of(polys, centre)
+        meta = {"instance_id": obj.instance_id, "class": obj.semantic_class, "room_id": room}
+        if obj.semantic_class in layers.STRUCTURE_CLASSES:
+            attrs = dsg.ObjectNodeAttributes()
+            _semantic(attrs, obj.name, CLASS_ID[obj.semantic_class], centre, half, R)
+            attrs.metadata.set(meta)
+            node = layers.structure_id(obj.instance_id)
+            graph.add_node(layers.STRUCTURES, node, attrs, layers.STRUCTURE_PARTITION)
+            # a wall's centre line lies on the outline of every room it bounds
+            at = shapely.Point(centre[:2])
+            touching = [
+                rid
+                for rid, poly in polys.items()
+                if rid == obj.room_id or poly.exterior.distance(at) <= WALL_SNAP_M
+            ]
+            for rid in touching:
+                graph.insert_edge(layers.room_id(rid), node)
+            continue
+        attrs = dsg.ObjectNodeAttributes()
+        _semantic(attrs, obj.name, CLASS_ID[obj.semantic_class], centre, half, R)
+        attrs.world_R_object = _quat(R)
+        attrs.metadata.set(meta)
+        node = layers.object_id(obj.instance_id)
+        graph.add_node(layers.OBJECTS, node, attrs)
+        if room is not None:
+            graph.insert_edge(layers.room_id(room), node)
+        _, near = places.query(centre[:2])
+        graph.insert_edge(node, layers.place_id(int(near)))
+
+
+def _add_doors(graph: dsg.DynamicSceneGraph, scene: SceneSpec) -> None:
+    """Door openings as structures (class `door`), contained by both rooms they join."""
+    for door in scene.doors:
+        attrs = dsg.ObjectNodeAttributes()
+        along = np.array([door.width / 2, 0.05, door.height / 2])
+        if door.axis == "y":
+            along = along[[1, 0, 2]]
+        centre = np.array([*door.center, door.height / 2])
+        _semantic(attrs, f"door_{door.door_id}", 0, centre, along, np.eye(3))
+        attrs.metadata.set(
+            {"door_id": door.door_id, "class": layers.DOOR_LABEL, "rooms": door.rooms}
+        )
+        graph.add_node(
+            layers.STRUCTURES, layers.door_id(door.door_id), attrs, layers.STRUCTURE_PARTITION
+        )
+        for rid in door.rooms:
+            graph.insert_edge(layers.room_id(rid), layers.door_id(door.door_id))
+
+
+def _add_agents(
+    graph: dsg.DynamicSceneGraph, tracks: list[AgentTrack], places: cKDTree
+) -> list[dict]:
+    table = []
+    for k, track in enumerate(tracks):
+        partition = layers.ROBOT_PARTITION + k
+        table.append({"name": track.name, "kind": track.kind, "partition": partition})
+        _, near = places.query(track.T_world_body[:, :2, 3])
+        for i, (t_ns, T) in enumerate(zip(track.t_ns, track.T_world_body, strict=True)):
+            attrs = dsg.AgentNodeAttributes()
+            attrs.position = T[:3, 3].copy()
+            attrs.world_R_body = _quat(T[:3, :3])
+            attrs.timestamp = datetime.timedelta(microseconds=int(t_ns) // 1000)
+            attrs.last_update_time_ns = int(t_ns)
+            node = layers.agent_pose_id(partition, i)
+            attrs.external_key = node.value  # spark-dsg leaves it uninitialised otherwise
+            graph.add_node(layers.AGENTS, node, attrs, partition)
+            graph.insert_edge(node, layers.place_id(int(near[i])))
+            if i:
+                graph.insert_edge(layers.agent_pose_id(partition, i - 1), node)
+    return table
+
+
+def build_scene_graph(
+    scene: SceneSpec,
+    tracks: list[AgentTrack],
+    *,
+    place_spacing_m: float = 0.5,
+    min_clearance_m: float = 0.25,
+    mesh: bool = False,
+) -> dsg.DynamicSceneGraph:
+    """The layered graph of a world (rooms, places, structures, objects) and agents' tracks;
+    with `mesh`, also the static geometry as a class-labelled triangle mesh."""
+    if not scene.rooms:
+        raise DsgError("scene has no rooms: a scene graph needs a floor plan")
+    graph = layers.new_graph()
+    if mesh:
+        graph.mesh = to_spark_mesh(*scene_mesh(scene))
+    polys = _add_rooms(graph, scene)
+    doors = np.array([d.center for d in scene.doors], dtype=float).reshape(-1, 2)
+    places = sample_places(free_grid(scene), doors, place_spacing_m, min_clearance_m)
+    if not len(places.xy):
+        raise DsgError(f"no free space with clearance >= {min_clearance_m} m for places")
+    _add_places(graph, places)
+    tree = cKDTree(places.xy)
+    _add_objects(graph, scene, polys, tree)
+    _add_doors(graph, scene)
+    agents = _add_agents(graph, tracks, tree)
+    times = [int(t.t_ns[0]) for t in tracks] + [int(t.t_ns[-1]) for t in tracks]
+    graph.metadata.set(
+        {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "frames": "world: z up, metres; agent poses are T_world_body (people: pelvis)",
+            "scene_seed": scene.seed,
+            "agents": agents,
+            "t_start_ns": min(times) if times else None,
+            "t_end_ns": max(times) if times else None,
+            "place_spacing_m": place_spacing_m,
+            "min_clearance_m": min_clearance_m,
+        }
+    )
+    return graph
+
+
+def sequence_graph(
+    seq: str | Path, *, agent_rate_hz: int = 10, **options: float | bool
+) -> dsg.DynamicSceneGraph:
+    """The ground-truth scene graph of a recorded sequence (floor plan from its scene.json)."""
+    reader = open_sequence(seq)
+    if not (reader.path / SCENE).is_file():
+        raise DsgError(
+            f"{reader.path}: no floor plan ({SCENE} missing); scene graphs need a sequence "
+            "recorded with its SceneSpec (twinsim format 1)"
+        )
+    graph = build_scene_graph(reader.scene, sequence_tracks(reader, agent_rate_hz), **options)
+    meta = dict(graph.metadata.get())
+    graph.metadata.set(meta | {"sequence": str(reader.path)})
+    return graph

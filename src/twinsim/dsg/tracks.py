@@ -1,0 +1,54 @@
+"""Agent tracks: time-stamped world poses of the robot (recorded) and every person (from motion)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from twinsim.actors.human import motion_for
+from twinsim.dsg.errors import DsgError
+from twinsim.scene.spec import SceneSpec
+from twinsim.sequence.reader import SequenceReader
+
+ROBOT = "robot"
+
+
+@dataclass(frozen=True)
+class AgentTrack:
+    """Poses T_world_body (N, 4, 4) of one agent at int64 times t_ns (N,), strictly increasing."""
+
+    name: str
+    kind: Literal["robot", "person"]
+    t_ns: np.ndarray
+    T_world_body: np.ndarray
+
+
+def sequence_tracks(reader: SequenceReader, rate_hz: int) -> list[AgentTrack]:
+    """The robot's ground-truth poses and each person's pelvis pose, every 1/rate_hz seconds.
+
+    The robot's samples are those of `groundtruth_body` kept at `rate_hz` (which must divide its
+    rate); people are posed at the same instants by their motion, a pure function of time.
+    """
+    info = reader.stream_info("groundtruth_body")
+    gt_rate = int(info["rate_hz"])
+    if rate_hz <= 0 or gt_rate % rate_hz:
+        divisors = [r for r in range(1, gt_rate + 1) if gt_rate % r == 0]
+        raise DsgError(
+            f"agent rate_hz={rate_hz} must divide the ground-truth pose rate {gt_rate} Hz; "
+            f"allowed: {', '.join(map(str, divisors))}"
+        )
+    t_ns, T = reader.groundtruth("groundtruth_body")
+    stride = gt_rate // rate_hz
+    t_ns, T = t_ns[::stride], T[::stride]
+    return [AgentTrack(ROBOT, "robot", t_ns, T), *people_tracks(reader.scene, t_ns)]
+
+
+def people_tracks(scene: SceneSpec, t_ns: np.ndarray) -> list[AgentTrack]:
+    """Pelvis poses of every person of `scene` at times t_ns (simulation time, t_s = t_ns / 1e9)."""
+    t_s = np.asarray(t_ns, dtype=np.int64) / 1e9
+    return [
+        AgentTrack(p.name, "person", np.asarray(t_ns, np.int64), motion_for(p).root_pose(t_s))
+        for p in scene.people
+    ]

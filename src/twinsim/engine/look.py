@@ -1,0 +1,26 @@
+"""`Look`: how a world is rendered beyond its `SceneSpec` (plain data; importing it loads no GL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a world looks beyond its `SceneSpec` (twins change it; the defaults change nothing).
+
+    Fog is MuJoCo's linear fog: colour blends into `fog_rgb` from `fog_start_m` to `fog_end_m`
+    of distance, in the colour pass only (depth and masks never see it). `headlight` scales
+    MuJoCo's camera headlight; `lamp_rgb` adds a spot light carried by the robot, aimed along its
+    first camera; `flicker` in [0, 1] makes every scene light's intensity oscillate at
+    `flicker_hz` with a phase per light drawn from `flicker_seed`.
+    """
+
+    fog_rgb: tuple[float, float, float] = (0.62, 0.63, 0.66)
+    fog_start_m: float | None = None  # None: no fog
+    fog_end_m: float = 10.0
+    headlight: float = 1.0
+    lamp_rgb: tuple[float, float, float] | None = None
+    flicker: float = 0.0
+    flicker_hz: float = 2.0
+    flicker_seed: int = 0

@@ -1,0 +1,62 @@
+"""What a benchmark method is: it reads a sequence, writes a TUM estimate, and names its target."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from twinsim.errors import TwinsimError
+from twinsim.eval.io import read_sequence, write_tum
+from twinsim.eval.trajectory import Trajectory, from_poses
+from twinsim.sequence import SequenceReader
+
+#: Name of the estimate every method leaves in its trial folder (TUM text).
+ESTIMATE_FILE = "estimate.tum"
+
+Log = Callable[[str], None]
+
+
+class MethodError(TwinsimError):
+    """A method is unknown, misconfigured, or cannot run on this sequence."""
+
+
+class Method(ABC):
+    """A trajectory estimator the harness runs once per trial."""
+
+    name: str
+
+    @abstractmethod
+    def run(self, seq_path: Path, trial_dir: Path, seed: int, log: Log) -> Path:
+        """Estimate the trajectory of `seq_path` into `trial_dir/estimate.tum`; return its path."""
+
+    def target_stream(self, seq: SequenceReader) -> str:
+        """The stream whose ground-truth poses the estimate is compared with (default: camera)."""
+        return first_stream(seq, "camera")
+
+    def ground_truth(self, seq: SequenceReader) -> Trajectory:
+        """Ground truth of the estimated frame."""
+        return read_sequence(seq.path, self.target_stream(seq))
+
+    def frame_period_s(self, seq: SequenceReader) -> float:
+        """Nominal time between estimate poses (the tracking rate's gap threshold)."""
+        return 1.0 / float(seq.stream_info(self.target_stream(seq))["rate_hz"])
+
+
+def first_stream(seq: SequenceReader, kind: str) -> str:
+    """Name of the first stream of a type, with a `MethodError` when there is none."""
+    for name in seq.streams:
+        if seq.stream_info(name).get("type") == kind:
+            return name
+    raise MethodError(f"{seq.path}: no {kind} stream (streams: {', '.join(seq.streams)})")
+
+
+def save_estimate(trial_dir: Path, t_ns: list[int], poses: list[np.ndarray], name: str) -> Path:
+    """Write the estimated poses as `estimate.tum` in the trial folder."""
+    if not t_ns:
+        raise MethodError(f"{name}: tracked no frame")
+    path = trial_dir / ESTIMATE_FILE
+    write_tum(path, from_poses(np.array(t_ns, dtype=np.int64), np.stack(poses), name))
+    return path

@@ -1,0 +1,116 @@
+"""KITTI odometry layout with SemanticKITTI labels, as KISS-ICP's KITTI loader reads it.
+
+`poses/<seq>.txt`: camera 0 w.r.t. frame 0, row-major 3×4 per frame; `sequences/<seq>/`:
+`times.txt` (sequence clock, seconds), `calib.txt` (P0..P3 = [K | 0], `Tr` = T_cam_lidar),
+`image_0/` (grey) and `image_2/` (colour) PNGs, `velodyne/NNNNNN.bin` (float32 x y z
+intensity, LiDAR frame, raw sweep) and `labels/NNNNNN.label` (uint32 semantic | instance << 16).
+With a LiDAR, a frame is a sweep (pose at its start); images are added when every sweep has a
+camera frame at the same instant. Without one, a frame is a camera frame.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from twinsim.export.common import (
+    ExportError,
+    Progress,
+    T_body_sensor,
+    float_text,
+    invert,
+    no_progress,
+    pick_stream,
+    prepare_output,
+    seconds_text,
+    streams_of_type,
+)
+from twinsim.sequence.images import write_png
+from twinsim.sequence.reader import SequenceReader
+
+
+def export_kitti(
+    seq: SequenceReader,
+    out: Path,
+    *,
+    camera: str | None = None,
+    lidar: str | None = None,
+    sequence: str = "00",
+    progress: Progress = no_progress,
+) -> Path:
+    """Write `seq` as KITTI odometry sequence `sequence` (two digits) into the new folder `out`."""
+    if not (len(sequence) == 2 and sequence.isdigit()):
+        raise ExportError(f"sequence={sequence!r} must be two digits, e.g. '00'")
+    camera = pick_stream(seq, "camera", camera, "camera")
+    if lidar is not None or streams_of_type(seq, "lidar"):
+        lidar = pick_stream(seq, "lidar", lidar, "lidar")
+    cam = seq.camera(camera)
+    T_lidar_cam = np.eye(4)
+    if lidar is None:
+        t_ns, T_world_cam, image_index = cam.t_ns, cam.T_world_cam, np.arange(len(cam))
+        scans = None
+    else:
+        scans = seq.lidar(lidar)
+        T_lidar_cam = invert(T_body_sensor(seq, lidar)) @ T_body_sensor(seq, camera)
+        t_ns = scans.t_ns
+        T_world_cam = scans.T_world_lidar @ T_lidar_cam
+        lookup = {int(t): i for i, t in enumerate(cam.t_ns)}
+        matched = [lookup.get(int(t)) for t in t_ns]
+        image_index = None if None in matched else np.array(matched)
+    out = prepare_output(out)
+    folder = out / "sequences" / sequence
+    folder.mkdir(parents=True)
+    (out / "poses").mkdir()
+    relative = invert(T_world_cam[0]) @ T_world_cam
+    _write(
+        out / "poses" / f"{sequence}.txt",
+        [" ".join(map(float_text, T[:3].ravel())) for T in relative],
+    )
+    _write(folder / "times.txt", [seconds_text(t) for t in t_ns])
+    P = np.hstack([cam.K, np.zeros((3, 1))])
+    calib = [f"P{i}: " + " ".join(map(float_text, P.ravel())) for i in range(4)]
+    calib.append("Tr: " + " ".join(map(float_text, invert(T_lidar_cam)[:3].ravel())))
+    _write(folder / "calib.txt", calib)
+    total = len(t_ns)
+    if image_index is not None:
+        for kind in ("image_0", "image_2"):
+            (folder / kind).mkdir()
+        for i, index in enumerate(image_index):
+            rgb = cam[int(index)].rgb
+            write_png(folder / "image_0" / f"{i:06d}.png", cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY))
+            write_png(folder / "image_2" / f"{i:06d}.png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
+            if scans is None:
+                progress(i + 1, total)
+    if scans is not None:
+        (folder / "velodyne").mkdir()
+        (folder / "labels").mkdir()
+        for i, scan in enumerate(scans):
+            cloud = np.zeros((len(scan.points), 4), dtype="<f4")
+            cloud[:, :3] = scan.points
+            cloud[:, 3] = scan.intensity
+            cloud.tofile(folder / "velodyne" / f"{i:06d}.bin")
+            semantic_kitti_label(scan.semantic, scan.instance).tofile(
+                folder / "labels" / f"{i:06d}.label"
+            )
+            progress(i + 1, total)
+    classes = seq.metadata["classes"]
+    _write(
+        out / "labels.yaml",
+        ["# SemanticKITTI-style label names: label = semantic | instance << 16", "labels:"]
+        + [f"  {i}: {name}" for i, name in enumerate(classes)],
+    )
+    return out
+
+
+def semantic_kitti_label(semantic: np.ndarray, instance: np.ndarray) -> np.ndarray:
+    """SemanticKITTI's uint32 label: class id in the lower 16 bits, instance id in the upper."""
+    semantic, instance = np.asarray(semantic, np.uint32), np.asarray(instance, np.uint32)
+    if semantic.size and (semantic.max() > 0xFFFF or instance.max() > 0xFFFF):
+        raise ExportError("SemanticKITTI labels hold class and instance ids below 65536 only")
+    return (semantic | (instance << 16)).astype("<u4")
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")

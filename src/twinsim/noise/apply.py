@@ -1,0 +1,277 @@
+"""`apply_noise`: a new sequence whose sensor streams carry the noise of a profile.
+
+Streams the profile changes (IMU tables, camera RGB and depth, LiDAR scans) are rewritten
+through `SequenceWriter`; every other stream (ground truth, odometry, joint and robot state) is
+copied file by file, byte-identical. The metadata keeps the source's and adds `noise`: the
+profile, every parameter, the seed and what was drawn once (biases, readout times, exposures).
+"""
+
+from __future__ import annotations
+
+import shutil
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from twinsim.noise.depth import add_depth_noise
+from twinsim.noise.imu import add_imu_noise
+from twinsim.noise.lidar import lidar_noise
+from twinsim.noise.motion import PoseSpline
+from twinsim.noise.profiles import NoiseError, NoiseProfile
+from twinsim.noise.rgb import add_rgb_noise, frame_draws, readout_draw
+from twinsim.sensors.spline_imu import POSE_STREAM, sequence_spline_imu
+from twinsim.sequence import (
+    CameraFrame,
+    ImuData,
+    LidarScan,
+    SequenceReader,
+    SequenceWriter,
+    check_output_folder,
+    open_sequence,
+)
+from twinsim.sequence.layout import IMU_COLUMNS, SCENE
+
+ProgressCallback = Callable[[int, int], None]
+
+#: Suffix of the spline IMU stream written next to each IMU when `imu.spline` is on.
+SPLINE_SUFFIX = "_spline"
+
+
+def stream_rng(seed: int, stream: str) -> np.random.Generator:
+    """The generator of one stream: independent of every other stream's draws."""
+    return np.random.default_rng([seed, zlib.crc32(stream.encode("utf-8"))])
+
+
+def apply_noise(
+    src: Path,
+    dst: Path,
+    profile: NoiseProfile,
+    seed: int = 0,
+    progress: ProgressCallback | None = None,
+) -> Path:
+    """Write a noisy copy of the sequence `src` into the new folder `dst`; returns `dst`."""
+    src, dst = Path(src), Path(dst)
+    if dst.resolve() == src.resolve() or src.resolve() in dst.resolve().parents:
+        raise NoiseError(f"--out {dst} is inside the source sequence {src}; choose another folder")
+    check_output_folder(dst)
+    seq = open_sequence(src)
+    types = {name: info.get("type") for name, info in seq.metadata["streams"].items()}
+    _check_requirements(profile, types, src)
+    plan = _noisy_streams(profile, types)
+    metadata = _output_metadata(seq, profile, seed, plan)
+    scene_json = (src / SCENE).read_text(encoding="utf-8")
+    total = sum(_units(seq, s, types.get(s, "imu")) for s in plan)
+    done, draws = 0, {}
+    with SequenceWriter(dst, scene_json, metadata, rgb_png_level=_png_level(seq)) as writer:
+        for stream in types:
+            if stream not in plan:
+                shutil.copytree(src / stream, dst / stream)
+        for stream in plan:
+            kind = types.get(stream, "imu")
+            if kind == "camera":
+                steps = _write_camera(seq, writer, stream, profile, seed, draws)
+            elif kind == "imu":
+                steps = _write_imu(seq, writer, stream, profile, seed, draws)
+            else:
+                steps = _write_lidar(seq, writer, stream, profile, seed)
+            for _ in steps:
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+        writer.close({"noise": {"draws": draws}})
+    return dst
+
+
+def _check_requirements(profile: NoiseProfile, types: dict[str, str], src: Path) -> None:
+    present = set(types.values())
+    for kind in profile.requires:
+        if kind not in present:
+            have = ", ".join(f"{n} ({t})" for n, t in types.items())
+            raise NoiseError(
+                f"profile {profile.name!r} needs a {kind} stream, but {src} has none "
+                f"(streams: {have})"
+            )
+    if profile.imu.enabled and profile.imu.spline and POSE_STREAM not in types:
+        raise NoiseError(f"imu.spline needs the pose stream {POSE_STREAM!r}, missing in {src}")
+
+
+def _noisy_streams(profile: NoiseProfile, types: dict[str, str]) -> list[str]:
+    """Streams to write with noise, in order (new spline IMUs right after their IMU)."""
+    others = {
+        "camera": profile.depth.enabled or profile.rgb.enabled,
+        "lidar": profile.lidar.enabled,
+    }
+    plan = []
+    for name, kind in types.items():
+        if kind == "imu" and profile.imu.enabled:
+            plan.append(name)
+            # a spline IMU already in the source gets noise like any IMU, not a second spline
+            spline = name + SPLINE_SUFFIX
+            is_spline = name.endswith(SPLINE_SUFFIX) and name.removesuffix(SPLINE_SUFFIX) in types
+            if profile.imu.spline and spline not in types and not is_spline:
+                plan.append(spline)
+        elif others.get(kind, False):
+            plan.append(name)
+    return plan
+
+
+def _output_metadata(
+    seq: SequenceReader, profile: NoiseProfile, seed: int, plan: list[str]
+) -> dict:
+    metadata = {
+        k: v for k, v in seq.metadata.items() if k not in ("status", "format", "format_version")
+    }
+    streams = {name: dict(info) for name, info in metadata["streams"].items()}
+    for name in plan:
+        if name in streams:
+            streams[name]["noise"] = f"noise profile {profile.name!r} (see metadata noise)"
+            continue
+        source = streams[name.removesuffix(SPLINE_SUFFIX)]
+        streams[name] = {
+            "type": "imu",
+            "rate_hz": source["rate_hz"],
+            "T_body_sensor": source.get("T_body_sensor"),
+            "frame": source.get("frame", "IMU frame"),
+            "source": f"cubic splines through {POSE_STREAM} differentiated at the IMU's "
+            f"samples (CARLA-Loc), mounted like {name.removesuffix(SPLINE_SUFFIX)}",
+            "noise": f"noise profile {profile.name!r} (see metadata noise)",
+        }
+    metadata["streams"] = streams
+    metadata["noise"] = {
+        "profile": profile.name,
+        "parameters": profile.model_dump(mode="json"),
+        "seed": seed,
+        "source_sequence": str(seq.path.resolve()),
+        "streams": plan,
+    }
+    if "noise" in seq.metadata:  # noise on noise: keep the chain
+        metadata["noise"]["previous"] = seq.metadata["noise"]
+    return metadata
+
+
+def _png_level(seq: SequenceReader) -> int:
+    return int(seq.metadata.get("config", {}).get("output", {}).get("rgb_png_level", 0))
+
+
+def _write_imu(seq, writer, stream, profile: NoiseProfile, seed: int, draws: dict):
+    """Write an IMU stream (or the spline IMU named after one) with noise; yields once."""
+    source = stream.removesuffix(SPLINE_SUFFIX) if stream not in seq.streams else stream
+    clean: ImuData = seq.imu(stream) if source == stream else sequence_spline_imu(seq, source)
+    rate_hz = float(seq.stream_info(source)["rate_hz"])
+    noisy, draws[stream] = add_imu_noise(clean, rate_hz, profile.imu, stream_rng(seed, stream))
+    writer.add_table(stream, IMU_COLUMNS)
+    for t_ns, gyro, accel in zip(noisy.t_ns.tolist(), noisy.gyro, noisy.accel, strict=True):
+        writer.append(stream, t_ns, np.concatenate([gyro, accel]))
+    yield stream
+
+
+def _units(seq: SequenceReader, stream: str, kind: str) -> int:
+    """Progress units of a stream: its frames or scans, or 1 for a table."""
+    if kind == "camera":
+        return len(seq.camera(stream))
+    return len(seq.lidar(stream)) if kind == "lidar" else 1
+
+
+def _write_lidar(seq, writer, stream, profile: NoiseProfile, seed: int):
+    """Write every scan of a LiDAR with range noise and dropouts; yields once per scan."""
+    rng = stream_rng(seed, stream)
+    writer.add_lidar(stream)
+    for scan in seq.lidar(stream):
+        keep, points, ranges = lidar_noise(scan.points, scan.range, profile.lidar, rng)
+        writer.write_scan(
+            stream,
+            LidarScan(
+                index=scan.index,
+                t_ns=scan.t_ns,
+                T_world_lidar=scan.T_world_lidar,
+                points=points,
+                t_offset_ns=scan.t_offset_ns[keep],
+                ring=scan.ring[keep],
+                intensity=scan.intensity[keep],
+                range=ranges,
+                instance=scan.instance[keep],
+                semantic=scan.semantic[keep],
+                dynamic=scan.dynamic[keep],
+            ),
+        )
+        yield scan.index
+
+
+def _reflective_ids(seq: SequenceReader, threshold: float) -> np.ndarray:
+    """Lookup instance id → whether its most reflective material reaches `threshold`."""
+    scene = seq.scene
+    reflectance = {m.name: m.reflectance for m in scene.materials}
+    table = np.zeros(65536, dtype=bool)
+    for obj in scene.objects:
+        if any(reflectance.get(g.material, 0.0) >= threshold for g in obj.geoms):
+            table[obj.instance_id] = True
+    return table
+
+
+def _camera_poses(seq: SequenceReader, camera: str) -> PoseSpline:
+    """A spline through the camera's densest pose stream (its ground truth, else its frames)."""
+    gt = f"groundtruth_{camera}"
+    if gt in seq.metadata["streams"]:
+        t_ns, T = seq.groundtruth(gt)
+    else:
+        cam = seq.camera(camera)
+        t_ns, T = cam.t_ns, cam.T_world_cam
+    if len(t_ns) < 4:
+        raise NoiseError(f"{camera}: motion blur needs at least 4 camera poses, got {len(t_ns)}")
+    return PoseSpline(t_ns, T)
+
+
+def _write_camera(seq, writer, stream, profile: NoiseProfile, seed: int, draws: dict):
+    """Write every frame of a camera with RGB and depth noise; yields once per frame."""
+    rng = stream_rng(seed, stream)
+    cam = seq.camera(stream)
+    rgb_on, depth_on = profile.rgb.enabled, profile.depth.enabled
+    poses = _camera_poses(seq, stream) if rgb_on else None
+    readout = readout_draw(profile.rgb, rng) if rgb_on else 0.0
+    reflective = _reflective_ids(seq, profile.depth.reflective_min) if depth_on else None
+    frames_drawn = []
+    writer.add_camera(stream)
+    for frame in cam:
+        rgb, depth = frame.rgb, frame.depth
+        if rgb_on:
+            drawn = frame_draws(profile.rgb, rng)
+            frames_drawn.append(drawn)
+            t_s = poses.seconds(frame.t_ns)
+            rgb = add_rgb_noise(
+                frame.rgb, frame.depth, frame.K, poses, t_s, readout, drawn, profile.rgb, rng
+            )
+        if depth_on:
+            depth = add_depth_noise(
+                frame.depth, profile.depth, rng, frame.rgb, reflective[frame.instance]
+            )
+        people = [
+            {
+                "instance_id": iid,
+                "keypoints": frame.keypoints[iid].tolist(),
+                "joints_world": frame.joints_world.get(iid, np.zeros((0, 3))).tolist(),
+            }
+            for iid in frame.keypoints
+        ]
+        writer.write_frame(
+            stream,
+            CameraFrame(
+                index=frame.index,
+                t_ns=frame.t_ns,
+                rgb=rgb,
+                depth=depth,
+                instance=frame.instance,
+                semantic=frame.semantic,
+                T_world_cam=frame.T_world_cam,
+                boxes=frame.boxes,
+                people=people,
+                dynamic_fraction=frame.dynamic_fraction,
+            ),
+        )
+        yield frame.index
+    if rgb_on:
+        draws[stream] = {
+            "rolling_shutter_readout_s": readout,
+            "frames": {k: [d[k] for d in frames_drawn] for k in ("exposure_s", "gain", "gamma")},
+        }

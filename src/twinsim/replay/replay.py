@@ -1,0 +1,251 @@
+"""Experiment repetition: run a recorded sequence again, exactly or in a changed world (a twin).
+
+The source folder holds all a replay needs: the resolved config, the world (`scene.json`) and
+the robot's state and set-points before every recorded physics step (`robot_state`). Two modes,
+as in GRADE:
+
+- teleport (default): before each step the logged qpos, qvel and solver warm start are set,
+  so poses repeat bit for bit whatever the twin changes; an unchanged twin is byte-identical.
+- control: the logged state is set once, at the first recorded step (the PID integral is
+  recovered from that row's logged effort), then the logged set-points drive the PID
+  controllers and physics again, so a change that touches physics changes the motion.
+
+Streams are written by the same `StreamRecorder` as a generated run, so every sensor type the
+simulator records is recorded by twins too, at the same timestamps.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from twinsim.config import TwinsimConfig
+from twinsim.engine.backend import configure_backend
+from twinsim.engine.look import Look
+from twinsim.errors import OutputFolderError
+from twinsim.recording import StreamRecorder
+from twinsim.replay.actors import remove_actors
+from twinsim.replay.light import look_for, relight
+from twinsim.replay.materials import rematerial
+from twinsim.replay.populate import add_actors
+from twinsim.replay.sensors import twin_cameras
+from twinsim.replay.source import ReplaySource, load_source
+from twinsim.replay.variations import ReplayMode, Variations
+from twinsim.replay.weather import Weather
+from twinsim.robots.controller import GRAVITY, FlightController, Setpoint
+from twinsim.robots.trajectory import Trajectory
+from twinsim.scene.spec import SceneSpec
+from twinsim.sensors.camera import intrinsics
+from twinsim.sequence import SequenceWriter
+from twinsim.sequence.frames import CameraFrame
+from twinsim.sequence.writer import check_output_folder
+from twinsim.sim import StepRange, build_metadata
+
+ProgressCallback = Callable[[int, int], None]
+_VISUAL = ("fog", "rain", "snow", "smoke")
+_WEATHER_IN_FLIGHT = 2  # frames composited ahead of the writer
+
+
+@dataclass(frozen=True)
+class TwinPlan:
+    """Everything a twin run needs, resolved before anything is written."""
+
+    config: TwinsimConfig
+    scene: SceneSpec
+    look: Look
+    weather: dict[str, float]  # rain, snow, smoke in [0, 1] and the particle seed
+    variations: Variations
+
+
+def _inherited(source: ReplaySource) -> tuple[Look, dict[str, float]]:
+    """The look and weather of a source that is itself a twin (none for a generated run)."""
+    twin = source.metadata.get("twin") or {}
+    look = Look(
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in twin.get("look", {}).items()}
+    )
+    return look, dict(twin.get("weather", {}))
+
+
+def plan_twin(source: ReplaySource, variations: Variations) -> TwinPlan:
+    """Apply the variations to the recorded world; `ConfigError` for unknown names or values."""
+    v = variations.resolved()
+    scene = remove_actors(source.scene, v.static, v.remove_classes, v.remove_instances)
+    if v.add_people or v.add_flying_objects:
+        cfg = source.config
+        scene, _ = add_actors(
+            scene,
+            source.log.qpos[:, :2],
+            cfg.people.model_copy(update={"count": v.add_people}),
+            cfg.flying_objects.model_copy(update={"count": v.add_flying_objects}),
+            cfg.sim.bootstrap_s + cfg.sim.duration_s,
+            np.random.default_rng(np.random.SeedSequence([v.seed, 0xADD])),
+        )
+    scene = relight(scene, v.light)
+    if v.materials_seed is not None:
+        scene = rematerial(scene, v.materials_seed)
+    config, scene = twin_cameras(source.config, scene, v)
+    look, weather = _inherited(source)
+    visual = v.light.preset is not None or v.light.flicker > 0 or v.light.intensity != 1.0
+    if visual or any(getattr(v, k) is not None for k in _VISUAL):
+        look = look_for(v.light, v.fog, v.seed)
+        weather = {k: float(getattr(v, k) or 0.0) for k in ("rain", "snow", "smoke")}
+        weather["seed"] = v.seed
+    return TwinPlan(config, scene, look, weather, variations)
+
+
+class _WeatherWriter:
+    """A writer that composites the weather onto each colour image before writing it.
+
+    Compositing runs on one worker thread (NumPy releases the GIL) while the simulation renders
+    the next frames; frames are handed to the writer in the order they came.
+    """
+
+    def __init__(self, writer: SequenceWriter, weather: Weather, scene: SceneSpec) -> None:
+        self._writer, self._weather = writer, weather
+        self._K = {
+            s.name: intrinsics(s.width, s.height, s.hfov_deg)
+            for s in scene.sensors
+            if s.type == "camera"
+        }
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weather")
+        self._pending: deque[tuple[str, CameraFrame, Future]] = deque()
+
+    def __getattr__(self, name: str):
+        return getattr(self._writer, name)
+
+    def write_frame(self, name: str, frame: CameraFrame) -> None:
+        args = (frame.rgb, frame.depth, self._K[name], frame.T_world_cam, frame.t_ns / 1e9)
+        self._pending.append((name, frame, self._pool.submit(self._weather.apply, *args)))
+        while len(self._pending) > _WEATHER_IN_FLIGHT:
+            self._write_oldest()
+
+    def _write_oldest(self) -> None:
+        name, frame, future = self._pending.popleft()
+        frame.rgb = future.result()
+        self._writer.write_frame(name, frame)
+
+    def flush(self) -> None:
+        """Write every frame still being composited (before the writer closes)."""
+        try:
+            while self._pending:
+                self._write_oldest()
+        finally:
+            self._pool.shutdown(wait=True)
+
+
+def _twin_metadata(source: ReplaySource, plan: TwinPlan, mode: ReplayMode, steps) -> dict:
+    metadata = build_metadata(plan.config, plan.scene, steps)
+    if plan.config == source.config:  # the recorded text, even if newer configs have more fields
+        metadata["config"] = source.metadata["config"]
+    metadata["people"] = {
+        "requested": source.metadata.get("people", {}).get("requested", 0)
+        + plan.variations.add_people,
+        "placed": len(plan.scene.people),
+    }
+    metadata["twin"] = {
+        "source": str(source.path.resolve()),
+        "source_seed": source.metadata.get("seed"),
+        "source_twinsim_version": source.metadata.get("twinsim_version"),
+        "mode": mode.value,
+        "variations": plan.variations.summary(),
+        "look": asdict(plan.look),
+        "weather": plan.weather,
+    }
+    return metadata
+
+
+def replay(
+    source: str | Path,
+    out: str | Path,
+    variations: Variations | None = None,
+    mode: ReplayMode | str = ReplayMode.teleport,
+    progress: ProgressCallback | None = None,
+) -> Path:
+    """Replay the sequence `source` into the new folder `out` with `variations` applied."""
+    out, mode = Path(out), ReplayMode(mode)
+    check_output_folder(out)
+    src = load_source(source)
+    if out.absolute().resolve().is_relative_to(src.path.absolute().resolve()):
+        raise OutputFolderError(f"{out}: inside the source sequence {src.path}; choose another")
+    plan = plan_twin(src, variations or Variations())
+    cfg, scene = plan.config, plan.scene
+    configure_backend(cfg.render.backend)
+    from twinsim.engine.world import World
+
+    k0, k1 = src.steps
+    metadata = _twin_metadata(src, plan, mode, StepRange(k0, k1))
+    weather = Weather(
+        scene,
+        plan.weather.get("rain", 0.0),
+        plan.weather.get("snow", 0.0),
+        plan.weather.get("smoke", 0.0),
+        int(plan.weather.get("seed", 0)),
+    )
+    world = World(scene, cfg.render, cfg.sim.physics_hz, plan.look)
+    scene_json = src.scene_json if scene == src.scene else scene.to_json()
+    try:
+        with SequenceWriter(
+            out, scene_json, metadata, rgb_png_level=cfg.output.rgb_png_level
+        ) as writer:
+            target = _WeatherWriter(writer, weather, scene) if weather.active else writer
+            recorder = StreamRecorder(cfg, scene, world, target)
+            try:
+                _drive(src, world, recorder, mode, cfg.sim.physics_hz, progress)
+                statistics = recorder.statistics()
+            finally:
+                if target is not writer:
+                    target.flush()
+            writer.close({"statistics": statistics})
+    finally:
+        world.close()
+    return out
+
+
+def _drive(src: ReplaySource, world, recorder, mode: ReplayMode, hz: int, progress) -> None:
+    """Step through the recorded steps, the robot teleported or controlled from the log."""
+    log = src.log
+    k0, k1 = src.steps
+    controller = _recovered_controller(src, hz) if mode is ReplayMode.control else None
+    world.set_robot_state(log.qpos[0], log.qvel[0])
+    for i, k in enumerate(range(k0, k1)):
+        # the first step poses every actor, as the run did when it was last observed
+        world.pose_actors(k / hz, observed=i == 0 or recorder.observed(k))
+        world.apply_lighting(k / hz)
+        if controller is None or i == 0:
+            world.set_step_state(log.qpos[i], log.qvel[i], log.qacc_warmstart[i])
+        world.step_begin()
+        q, qd = world.robot_qpos(), world.robot_qvel()
+        sp = Setpoint(log.q_ref[i], log.qd_ref[i], log.qdd_ff[i])
+        ctrl = log.ctrl[i] if controller is None else controller.effort(sp, q, qd)
+        recorder.before_step(k, q, qd, sp, ctrl)
+        world.step_end(ctrl)
+        recorder.after_step(k, q, qd)
+        done = i + 1
+        if progress is not None and (done % max(1, hz // 10) == 0 or done == k1 - k0):
+            progress(done, k1 - k0)
+
+
+def _recovered_controller(src: ReplaySource, hz: int) -> FlightController:
+    """The flight controller with its PID integral as it was before the first recorded step.
+
+    The integral is not logged; the first row's effort, state and set-points determine it
+    (effort = m · (kp·e + ki·I + kd·ė + qdd_ff + g)), up to rounding, where ki > 0 and the
+    effort was not clipped.
+    """
+    controller = FlightController(
+        src.scene.robot, Trajectory.from_path_points(src.scene.robot.path), hz
+    )
+    log, pid = src.log, controller.pid
+    err = log.q_ref[0] - log.qpos[0]
+    acc = log.ctrl[0] / controller.effective_mass - log.qdd_ff[0]
+    acc[2] -= GRAVITY
+    acc -= pid.kp * err + pid.kd * (log.qd_ref[0] - log.qvel[0])
+    usable = (pid.ki > 0) & (np.abs(log.ctrl[0]) < pid.effort_limit)
+    integral = np.where(usable, acc / np.where(usable, pid.ki, 1.0), 0.0)
+    pid.integral = integral - err * controller.dt
+    return controller

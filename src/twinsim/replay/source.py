@@ -1,0 +1,142 @@
+"""A replay's source: a complete, valid sequence made by a twinsim that can repeat it exactly.
+
+Everything a replay needs is in the folder: the resolved config (metadata), the world
+(`scene.json`) and the robot's state and set-points at every recorded physics step
+(`robot_state`, written with `repr` so the floats read back bit for bit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import version as package_version
+from pathlib import Path
+
+import numpy as np
+
+from twinsim._version import __version__
+from twinsim.config import TwinsimConfig, validate_config
+from twinsim.errors import ConfigError, SequenceError
+from twinsim.recording import ROBOT_STATE_COLUMNS
+from twinsim.robots.drone import JOINT_NAMES
+from twinsim.scene.spec import SCENE_FORMAT_VERSION, SceneSpec
+from twinsim.sequence import open_sequence, validate_sequence
+from twinsim.sequence.layout import SEQUENCE_FORMAT_VERSION
+
+#: The oldest twinsim whose sequences repeat exactly: 0.1.0 introduced the physics-rate
+#: robot_state log, the split physics step and the sequence format version 1 read here.
+MIN_REPLAYABLE_VERSION = (0, 1, 0)
+
+
+class ReplaySourceError(SequenceError):
+    """A source sequence that cannot be replayed (incomplete, invalid, or from another version)."""
+
+
+@dataclass(frozen=True)
+class RobotLog:
+    """The recorded robot_state rows: per recorded step, state before the step and set-points."""
+
+    t_ns: np.ndarray  # (N,) int64
+    qpos: np.ndarray  # (N, 6)
+    qvel: np.ndarray
+    qacc_warmstart: np.ndarray
+    q_ref: np.ndarray
+    qd_ref: np.ndarray
+    qdd_ff: np.ndarray
+    ctrl: np.ndarray
+
+
+@dataclass(frozen=True)
+class ReplaySource:
+    path: Path
+    metadata: dict
+    config: TwinsimConfig
+    scene: SceneSpec
+    scene_json: str  # the recorded text, written again by twins that keep the world unchanged
+    log: RobotLog
+
+    @property
+    def steps(self) -> tuple[int, int]:
+        k0, k1 = self.metadata["recorded_steps"]
+        return int(k0), int(k1)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(p) for p in str(text).split("+")[0].split(".")[:3])
+    except ValueError:
+        raise ReplaySourceError(f"twinsim_version {text!r} is not a version number") from None
+
+
+def check_versions(metadata: dict, mujoco_version: str) -> None:
+    """Refuse sources this twinsim cannot repeat exactly, saying why."""
+    fmt = metadata.get("format_version")
+    if fmt != SEQUENCE_FORMAT_VERSION:
+        raise ReplaySourceError(
+            f"format_version {fmt} cannot be replayed; this twinsim replays format "
+            f"{SEQUENCE_FORMAT_VERSION}"
+        )
+    made_by = metadata.get("twinsim_version")
+    if made_by is None:
+        raise ReplaySourceError("metadata has no twinsim_version: not made by twinsim's simulator")
+    version = _version(made_by)
+    if version < MIN_REPLAYABLE_VERSION:
+        oldest = ".".join(map(str, MIN_REPLAYABLE_VERSION))
+        raise ReplaySourceError(
+            f"made by twinsim {made_by}, older than {oldest}: it has no exact robot_state log"
+        )
+    if version > _version(__version__):
+        raise ReplaySourceError(f"made by twinsim {made_by}, newer than this {__version__}")
+    recorded_with = metadata.get("mujoco_version")
+    if recorded_with != mujoco_version:
+        raise ReplaySourceError(
+            f"recorded with MuJoCo {recorded_with}, this is MuJoCo {mujoco_version}: physics and "
+            "rendering would not repeat exactly (install the recording's MuJoCo version)"
+        )
+
+
+def load_source(path: str | Path) -> ReplaySource:
+    """Open and check a source sequence; `ReplaySourceError` with the reason if unusable."""
+    path = Path(path)
+    report = validate_sequence(path)
+    if not report.ok:
+        first = "; ".join(report.problems[:3])
+        more = f" (+{len(report.problems) - 3} more)" if len(report.problems) > 3 else ""
+        raise ReplaySourceError(f"source {path} is not a valid sequence: {first}{more}")
+    seq = open_sequence(path)
+    metadata = seq.metadata
+    check_versions(metadata, package_version("mujoco"))  # without importing it (GL backend)
+    if "config" not in metadata or "bootstrap_steps" not in metadata:
+        raise ReplaySourceError(f"source {path}: metadata lacks the resolved config to replay")
+    try:
+        config = validate_config(metadata["config"])
+    except ConfigError as exc:
+        raise ReplaySourceError(f"source {path}: recorded config is not usable: {exc}") from None
+    scene = seq.scene
+    if scene.format_version != SCENE_FORMAT_VERSION:
+        raise ReplaySourceError(
+            f"source {path}: scene format {scene.format_version}, this twinsim builds "
+            f"{SCENE_FORMAT_VERSION}"
+        )
+    if "robot_state" not in seq.streams:
+        raise ReplaySourceError(f"source {path} has no robot_state stream to replay from")
+    table = seq.table("robot_state")
+    missing = [c for c in ROBOT_STATE_COLUMNS if c not in table]
+    if missing:
+        raise ReplaySourceError(f"source {path}: robot_state lacks columns {', '.join(missing)}")
+    k0, k1 = metadata["recorded_steps"]
+    if len(table["t_ns"]) != k1 - k0:
+        raise ReplaySourceError(
+            f"source {path}: robot_state has {len(table['t_ns'])} rows for {k1 - k0} steps; "
+            "it must be logged at the physics rate"
+        )
+
+    def block(kind: str) -> np.ndarray:
+        return np.stack([table[f"{kind}_{j}"] for j in JOINT_NAMES], axis=1)
+
+    log = RobotLog(
+        table["t_ns"],
+        *(block(k) for k in ("qpos", "qvel", "qacc_warmstart", "q_ref", "qd_ref", "qdd_ff")),
+        block("ctrl"),
+    )
+    scene_json = (path / "scene.json").read_text(encoding="utf-8")
+    return ReplaySource(path, metadata, config, scene, scene_json, log)

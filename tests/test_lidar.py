@@ -1,0 +1,305 @@
+"""LiDAR geometry in the box room: exact ranges, intensity, labels, and motion distortion."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import ROOM_X, ROOM_Y, WALL_HEIGHT, box_room_scene, place
+from twinsim.config import (
+    CameraConfig,
+    ImuConfig,
+    LidarConfig,
+    RenderConfig,
+    TwinsimConfig,
+    load_config,
+)
+from twinsim.errors import ConfigError
+from twinsim.geometry import pose_to_T
+from twinsim.scene.vocabulary import class_id
+from twinsim.sensors.lidar import LidarScanner, lidar_spec, sector_bounds
+from twinsim.sensors.rig import resolve_sensors
+
+STEPS = 24  # one sector per physics step: 240 Hz physics, 10 Hz LiDAR
+STEP_NS = 1_000_000_000 // 240
+POS = (0.4, -0.3, 1.2)
+# The box room's planes by instance id: (axis, coordinate, unit normal facing into the room)
+PLANES = {
+    1: (2, 0.0, (0, 0, 1)),
+    2: (2, WALL_HEIGHT, (0, 0, -1)),
+    3: (0, ROOM_X[1], (-1, 0, 0)),
+    4: (0, ROOM_X[0], (1, 0, 0)),
+    5: (1, ROOM_Y[1], (0, -1, 0)),
+    6: (1, ROOM_Y[0], (0, 1, 0)),
+}
+LUMA = np.array([0.2126, 0.7152, 0.0722])
+ALBEDO = {  # material colours of conftest's box room
+    1: (0.5, 0.5, 0.5),
+    2: (0.9, 0.9, 0.9),
+    3: (0.8, 0.3, 0.3),
+    4: (0.3, 0.8, 0.3),
+    5: (0.3, 0.3, 0.8),
+    6: (0.5, 0.5, 0.5),
+}
+
+
+@pytest.fixture(scope="module")
+def lidar_world(gl_backend):
+    from twinsim.engine.world import World
+
+    lidar = LidarConfig(
+        model="custom",
+        elevations_deg=[-40, -20, -5, 0, 7, 25, 45],
+        columns=360,
+        rpy_deg=(3, -4, 0),
+    )
+    cfg = TwinsimConfig(
+        cameras={"cam0": CameraConfig(width=16, height=12)},
+        imus={"imu0": ImuConfig()},
+        lidars={"lidar0": lidar},
+    )
+    scene = box_room_scene().model_copy(update={"sensors": resolve_sensors(cfg)})
+    world = World(scene, RenderConfig(shadow_size=0), physics_hz=240)
+    sensor = next(s for s in scene.sensors if s.type == "lidar")
+    scanner = LidarScanner(world, sensor, STEPS)
+    yield world, sensor, scanner
+    scanner.close()
+    world.close()
+
+
+def _sweep(lidar_world, yaw_of_step):
+    """One sweep with the robot placed (at rest) at yaw_of_step(s) for each sector s."""
+    world, sensor, scanner = lidar_world
+    T_body_lidar = pose_to_T(sensor.pos, sensor.quat)
+    poses = []
+    for s in range(STEPS):
+        place(world, POS, yaw=yaw_of_step(s))
+        T = world.T_world_body() @ T_body_lidar
+        if s == 0:
+            scanner.begin(0, 0, T)
+        scanner.cast_sector(s, s * STEP_NS, T)
+        poses.append(T)
+    return scanner.finish(), np.array(poses)
+
+
+def _to_world(scan, poses_per_point):
+    R, t = poses_per_point[:, :3, :3], poses_per_point[:, :3, 3]
+    return np.einsum("nij,nj->ni", R, scan.points.astype(np.float64)) + t
+
+
+def _plane_error(scan, world_pts, mask):
+    """Distance of the masked world points from the plane of the instance each one hit."""
+    axis = np.array([PLANES[int(i)][0] for i in scan.instance[mask]])
+    coord = np.array([PLANES[int(i)][1] for i in scan.instance[mask]])
+    return np.abs(world_pts[mask][np.arange(len(axis)), axis] - coord)
+
+
+def test_ranges_to_the_room_walls_match_the_geometry(lidar_world):
+    scan, poses = _sweep(lidar_world, lambda s: 0.3)
+    assert len(scan) == 7 * 360  # a closed room: every ray returns
+    planes = np.isin(scan.instance, list(PLANES))
+    assert planes.sum() > 0.8 * len(scan)  # the rest hit the cabinet and the table
+    T = poses[0]
+    dirs = scan.points[planes].astype(np.float64) / scan.range[planes, None]
+    world_dirs = dirs @ T[:3, :3].T
+    expected = [
+        (PLANES[int(i)][1] - T[PLANES[int(i)][0], 3]) / d[PLANES[int(i)][0]]
+        for i, d in zip(scan.instance[planes], world_dirs, strict=True)
+    ]
+    np.testing.assert_allclose(scan.range[planes], expected, atol=1e-3, rtol=0)
+    np.testing.assert_allclose(np.linalg.norm(scan.points, axis=1), scan.range, atol=1e-5)
+    world_pts = _to_world(scan, np.repeat(T[None], len(scan), axis=0))
+    assert _plane_error(scan, world_pts, planes).max() < 1e-3
+
+
+def test_intensity_ring_and_labels(lidar_world):
+    scan, poses = _sweep(lidar_world, lambda s: 0.0)
+    planes = np.isin(scan.instance, list(PLANES))
+    dirs = scan.points[planes].astype(np.float64) / scan.range[planes, None]
+    world_dirs = dirs @ poses[0][:3, :3].T
+    normals = np.array([PLANES[int(i)][2] for i in scan.instance[planes]], float)
+    albedo = np.array([np.dot(ALBEDO[int(i)], LUMA) for i in scan.instance[planes]])
+    expected = albedo * np.abs(np.einsum("ij,ij->i", world_dirs, normals))
+    np.testing.assert_allclose(scan.intensity[planes], expected, atol=1e-5)
+    # a beam hitting a wall head-on returns more than one grazing the floor
+    assert scan.intensity.max() > 0.5 and scan.intensity[planes].min() < 0.3
+    assert set(np.unique(scan.ring)) == set(range(7))
+    assert (np.bincount(scan.ring) == 360).all()
+    walls = np.isin(scan.instance, [3, 4, 5, 6])
+    assert (scan.semantic[walls] == class_id("wall")).all()
+    assert (scan.semantic[scan.instance == 7] == class_id("cabinet")).all()
+    assert (scan.instance == 7).any() and not scan.dynamic.any()
+
+
+def test_scan_while_turning_is_distorted_and_stamped_across_the_sweep(lidar_world):
+    rest, rest_poses = _sweep(lidar_world, lambda s: 0.2)
+    omega = 2.0  # rad/s about z: 0.19 rad over one 0.1 s sweep
+    turn, turn_poses = _sweep(lidar_world, lambda s: 0.2 + omega * s / 240)
+    assert turn.t_offset_ns.min() == 0
+    assert turn.t_offset_ns.max() == (STEPS - 1) * STEP_NS  # stamps span the sweep
+    sectors = turn.t_offset_ns // STEP_NS
+    assert len(np.unique(sectors)) == STEPS
+    np.testing.assert_array_equal(rest.t_offset_ns, turn.t_offset_ns)
+    # the first sector is cast from the same pose, later ones are not: the scans differ
+    first = sectors == 0
+    np.testing.assert_array_equal(rest.points[first], turn.points[first])
+    moved = np.linalg.norm(rest.points - turn.points, axis=1)
+    assert np.median(moved[sectors >= STEPS // 2]) > 0.05
+    # with each point's own pose the turning scan is exact; with the start pose it is not
+    planes = np.isin(turn.instance, list(PLANES))
+    exact = _to_world(turn, turn_poses[sectors])
+    skewed = _to_world(turn, np.repeat(turn_poses[:1], len(turn), axis=0))
+    assert _plane_error(turn, exact, planes).max() < 1e-3
+    late = planes & (sectors >= STEPS // 2)
+    assert np.median(_plane_error(turn, skewed, late)) > 0.05
+    rest_planes = np.isin(rest.instance, list(PLANES))
+    rest_world = _to_world(rest, rest_poses[rest.t_offset_ns // STEP_NS])
+    assert _plane_error(rest, rest_world, rest_planes).max() < 1e-3
+
+
+def test_sectors_cover_every_column_once():
+    for columns, sectors in ((2170, 24), (360, 24), (10, 24), (1024, 12)):
+        bounds = sector_bounds(columns, sectors)
+        assert bounds[0] == 0 and bounds[-1] == columns
+        assert (np.diff(bounds) >= 0).all()
+        fire = np.arange(columns) * sectors / columns  # firing time in steps
+        owner = np.searchsorted(bounds, np.arange(columns), side="right") - 1
+        assert ((owner <= fire) & (fire < owner + 1)).all()
+
+
+def test_presets_resolve_to_their_beam_tables():
+    hdl = lidar_spec(LidarConfig())
+    assert len(hdl.elevations_deg) == 32 and hdl.columns == 2170
+    assert hdl.elevations_deg[0] == -30.0 and hdl.elevations_deg[-1] == 10.0
+    assert hdl.max_range_m == 120.0
+    assert lidar_spec(LidarConfig(rate_hz=20)).columns == 1085
+    vlp = lidar_spec(LidarConfig(model="vlp-16"))
+    assert len(vlp.elevations_deg) == 16 and np.allclose(np.diff(vlp.elevations_deg), 2.0)
+    ouster = lidar_spec(LidarConfig(model="os1-64", max_range_m=50.0))
+    assert len(ouster.elevations_deg) == 64 and ouster.columns == 1024
+    assert ouster.max_range_m == 50.0
+    custom = lidar_spec(LidarConfig(model="custom", elevations_deg=[5, -5, 0], columns=90))
+    assert custom.elevations_deg == (-5.0, 0.0, 5.0)  # ring 0 is the lowest beam
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("lidars.l.model=custom", "model 'custom' needs elevations_deg"),
+        ("lidars.l.model=hdl-64", "lidars.l.model"),
+        ("lidars.l.rate_hz=7", r"lidars.l.rate_hz=7 must divide sim.physics_hz=240"),
+        ("lidars.l.elevations_deg=[95]", r"must lie in \(-90, 90\)"),
+        ("lidars.l.max_range_m=0.05", "must be > min_range_m"),
+        ("lidars.cam0.rate_hz=10", "sensor names must be unique"),
+        ("event_cameras.ev.rate_hz=7", r"event_cameras.ev.rate_hz=7 must divide"),
+        ("event_cameras.ev.threshold_pos=0", "event_cameras.ev.threshold_pos"),
+        ("lidars.l.spin=1", "unknown config field 'lidars.l.spin'; allowed here: model"),
+    ],
+)
+def test_bad_sensor_config_is_named(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config("tiny", [override])
+
+
+@pytest.fixture(scope="module")
+def live_world(gl_backend):
+    """A tiny apartment with 4 people and 3 flying objects, and a caster split for it."""
+    from twinsim.engine.rays import RayCaster, split_world
+    from twinsim.engine.world import World
+    from twinsim.sim import build_scene
+
+    cfg = load_config("tiny", ["people.count=4", "flying_objects.count=3"], seed=4)
+    scene = build_scene(cfg)
+    world = World(scene, cfg.render, cfg.sim.physics_hz)
+    caster = RayCaster(world.model, world.robot_body, workers=2, split=split_world(world))
+    yield world, caster
+    caster.close()
+    world.close()
+
+
+def _pose(world, pos, t: float) -> None:
+    from twinsim.robots.drone import pose_to_qpos
+
+    world.set_robot_state(pose_to_qpos(np.asarray(pos), 0.0), np.zeros(6))
+    world.pose_actors(t)
+    world.step_begin()
+
+
+def _mujoco_cast(world, origin, dirs, max_range):
+    """The reference: one plain `mj_multiRay` into the whole world model."""
+    import mujoco
+
+    n = len(dirs)
+    groups = np.ones(mujoco.mjNGROUP, np.uint8)
+    groups[3] = 0
+    geom, dist, normal = np.empty(n, np.int32), np.empty(n), np.empty(3 * n)
+    mujoco.mj_multiRay(
+        world.model, world.data, np.asarray(origin, float), dirs.reshape(-1), groups, 1,
+        world.robot_body, geom, dist, normal, n, float(max_range),
+    )  # fmt: skip
+    return geom, dist, normal.reshape(n, 3)
+
+
+def _assert_same_points(got, want, max_range):
+    geom, dist, normal = got
+    want_g, want_d, want_n = want
+    want_miss = (want_g < 0) | (want_d > max_range)
+    np.testing.assert_array_equal(geom, np.where(want_miss, -1, want_g))
+    hit = geom >= 0
+    np.testing.assert_array_equal(dist[~hit], -1.0)
+    np.testing.assert_allclose(dist[hit], want_d[hit], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(normal[hit], want_n[hit], rtol=0, atol=1e-12)
+
+
+def test_ray_caster_matches_mujoco_on_the_live_world(live_world):
+    """The split caster (static world, each actor apart, meshes as boxes, rescaled flying
+    objects, worker threads) gives exactly MuJoCo's own answer on the world's model."""
+    world, caster = live_world
+    rng = np.random.default_rng(0)
+    dirs = rng.normal(size=(3000, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    origin = np.array(world.scene.robot.start_pos)
+    for t in (0.0, 1.3, 2.7):
+        _pose(world, origin, t)
+        got = caster.cast(world.data, origin, dirs, 50.0)
+        _assert_same_points(got, _mujoco_cast(world, origin, dirs, 50.0), 50.0)
+        geom, _, normal = got
+        hit = geom >= 0
+        assert hit.mean() > 0.95
+        np.testing.assert_allclose(np.linalg.norm(normal[hit], axis=1), 1.0, atol=1e-9)
+        assert (np.einsum("ij,ij->i", normal[hit], dirs[hit]) < 1e-9).all()  # faces the ray
+
+
+def test_ray_caster_sees_people_as_mujoco_does_and_misses_alike(live_world):
+    """Rays aimed at every actor geom (and just past them) from inside each room: hits on
+    people and flying objects, on walls in front of them, and misses are MuJoCo's."""
+    world, caster = live_world
+    dynamic = world.maps.dynamic_geoms
+    actor_geoms = np.concatenate(list(dynamic.values()))
+    rng = np.random.default_rng(1)
+    on_actor = behind_static = 0
+    for t in (0.5, 2.0):
+        for room in world.scene.rooms:
+            lo, hi = np.min(room.polygon, axis=0), np.max(room.polygon, axis=0)
+            origin = np.array([*(lo + hi) / 2, 1.3])
+            _pose(world, origin, t)
+            aim = world.data.geom_xpos[actor_geoms] - origin
+            aim = np.repeat(aim, 8, axis=0) + rng.normal(scale=0.15, size=(8 * len(aim), 3))
+            dirs = aim / np.linalg.norm(aim, axis=1, keepdims=True)
+            got = caster.cast(world.data, origin, dirs, 30.0)
+            _assert_same_points(got, _mujoco_cast(world, origin, dirs, 30.0), 30.0)
+            on_actor += np.isin(got[0], actor_geoms).sum()
+            behind_static += ((got[0] >= 0) & ~np.isin(got[0], actor_geoms)).sum()
+            # too short to reach anything: every ray misses, in both
+            short = caster.cast(world.data, origin, dirs, 0.01)
+            _assert_same_points(short, _mujoco_cast(world, origin, dirs, 0.01), 0.01)
+            assert (short[0] == -1).all() and (short[1] == -1.0).all()
+    assert on_actor > 200 and behind_static > 200  # both sides of the nearer-hit rule ran
+    # from above the roof looking up, nothing is hit at all
+    top = np.array([0.0, 0.0, world.scene.wall_height + 5.0])
+    up = rng.normal(size=(500, 3))
+    up[:, 2] = np.abs(up[:, 2]) + 0.5
+    up /= np.linalg.norm(up, axis=1, keepdims=True)
+    got = caster.cast(world.data, top, up, 30.0)
+    _assert_same_points(got, _mujoco_cast(world, top, up, 30.0), 30.0)
+    assert (got[0] == -1).all()

@@ -5,11 +5,13 @@ sweep at 240 Hz physics) cast along the planned flight of the default world, sta
 10 people and 5 flying objects, each sector at its own instant (robot pose and actors posed
 at that step), as `twinsim run` does. Only the LiDAR's own work is timed (ray casting, labels,
 intensity, assembling the scan); the world's kinematics between sectors is not, nor building
-the caster's models (`setup_seconds`, once per scanner). The caster as `twinsim run` uses it
-(`split`: every ray into the static world, rays near an actor into that actor's own model,
-the nearer hit kept; see `twinsim.engine.rays`) is run with 1 worker thread and with 2
-(MuJoCo releases the GIL while casting), and the former caster (`whole`: every ray into the
-whole world model) with 1 worker, in the same process, for `split_over_whole_cpu`. Reported:
+the caster's models (`setup_seconds`, once per scanner). Three casters take turns at every
+sector (the same world state; load drift on a shared machine hits them alike): the one
+`twinsim run` uses (`split`: every ray into the static world, rays near an actor into that
+actor's own model, the nearer hit kept; see `twinsim.engine.rays`) with 1 worker thread and
+with 2 (MuJoCo releases the GIL while casting), and the former one (`whole`: every ray into the
+whole world model) with 1, for `split_over_whole_cpu` and a check that their points (instance,
+range, intensity) are byte-identical. Reported:
 - wall-clock points/s, as measured (on a shared machine this depends on its load, recorded);
 - CPU points/s: points per CPU-second the process used, i.e. the speed of one unshared core,
   and `two_idle_cores_points_per_s` = one core's CPU points/s × 2 × the two-worker efficiency
@@ -53,8 +55,13 @@ def _world(seed: int, overrides: list[str]):
     return scene, World(scene, cfg.render, cfg.sim.physics_hz)
 
 
-def _measure(scene, world, workers: int, sweeps: int, split: bool = True) -> dict:
-    """Cast `sweeps` sweeps along the flight; seconds spent in the LiDAR, points returned."""
+CASTERS = (("split", 1), ("split", 2), ("whole", 1))  # (caster, worker threads)
+
+
+def _measure(scene, world, sweeps: int) -> list[dict]:
+    """Cast `sweeps` sweeps along the flight with every caster of `CASTERS`, in turn at each
+    sector (the same world state, and the machine's load shared alike); seconds spent in the
+    LiDAR, points returned, a digest of them."""
     from twinsim.geometry import pose_to_T
     from twinsim.robots.drone import pose_to_qpos
     from twinsim.robots.trajectory import Trajectory
@@ -62,13 +69,17 @@ def _measure(scene, world, workers: int, sweeps: int, split: bool = True) -> dic
 
     sensor = next(s for s in scene.sensors if s.type == "lidar")
     steps = 240 // sensor.rate_hz
-    t_setup = time.perf_counter()
-    scanner = LidarScanner(world, sensor, steps, workers=workers, split=split)
-    setup = time.perf_counter() - t_setup
+    runs, scanners = [], []
+    for caster, workers in CASTERS:
+        t0 = time.perf_counter()
+        scanners.append(LidarScanner(world, sensor, steps, workers, split=caster == "split"))
+        setup = time.perf_counter() - t0
+        runs.append(
+            {"caster": caster, "workers": workers, "setup_seconds": setup, "seconds": 0.0}
+            | {"cpu_seconds": 0.0, "points": 0, "digest": hashlib.sha256()}
+        )
     traj = Trajectory.from_path_points(scene.robot.path)
     T_body_lidar = pose_to_T(sensor.pos, sensor.quat)
-    spent, cpu, points = 0.0, 0.0, 0
-    digest = hashlib.sha256()  # of every point's instance, range and intensity
     try:
         for i in range(sweeps):
             for s in range(steps):
@@ -78,42 +89,40 @@ def _measure(scene, world, workers: int, sweeps: int, split: bool = True) -> dic
                 world.pose_actors(t)
                 world.step_begin()
                 T = world.T_world_body() @ T_body_lidar
-                t0, c0 = time.perf_counter(), time.process_time()
-                if s == 0:
-                    scanner.begin(i, 0, T)
-                scanner.cast_sector(s, s, T)
-                scan = scanner.finish() if s == steps - 1 else None
-                spent += time.perf_counter() - t0
-                cpu += time.process_time() - c0
-                if scan is not None:
-                    points += len(scan)
-                    for field in (scan.instance, scan.range, scan.intensity):
-                        digest.update(field.tobytes())
+                for run, scanner in zip(runs, scanners, strict=True):
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    if s == 0:
+                        scanner.begin(i, 0, T)
+                    scanner.cast_sector(s, s, T)
+                    scan = scanner.finish() if s == steps - 1 else None
+                    run["seconds"] += time.perf_counter() - t0
+                    run["cpu_seconds"] += time.process_time() - c0
+                    if scan is not None:
+                        run["points"] += len(scan)
+                        for field in (scan.instance, scan.range, scan.intensity):
+                            run["digest"].update(field.tobytes())
     finally:
-        scanner.close()
+        for scanner in scanners:
+            scanner.close()
     rays = sweeps * sensor.lidar.columns * len(sensor.lidar.elevations_deg)
-    return {
-        "caster": "split" if split else "whole",
-        "workers": workers,
-        "setup_seconds": setup,
-        "sweeps": sweeps,
-        "rays": rays,
-        "points": points,
-        "points_sha256": digest.hexdigest(),
-        "seconds": spent,
-        "cpu_seconds": cpu,
-        "points_per_s": points / spent,
-        "cpu_points_per_s": points / cpu,
-        "real_time_factor": points / spent / REAL_POINTS_PER_S,
-        "sweep_ms": 1000 * spent / sweeps,
-    }
+    for run in runs:
+        points, spent = run["points"], run["seconds"]
+        run.update(
+            sweeps=sweeps,
+            rays=rays,
+            points_sha256=run.pop("digest").hexdigest(),
+            points_per_s=points / spent,
+            cpu_points_per_s=points / run["cpu_seconds"],
+            real_time_factor=points / spent / REAL_POINTS_PER_S,
+            sweep_ms=1000 * spent / sweeps,
+        )
+    return runs
 
 
 def _measure_world(seed: int, overrides: list[str], sweeps: int) -> dict:
     scene, world = _world(seed, overrides)
     try:
-        one, two = (_measure(scene, world, w, sweeps) for w in (1, 2))
-        whole = _measure(scene, world, 1, sweeps, split=False)
+        one, two, whole = _measure(scene, world, sweeps)
     finally:
         world.close()
     # how much CPU time per point the second worker thread costs (1.0 = none)

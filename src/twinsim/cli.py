@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 import twinsim.commands
-from twinsim.commands.common import console, err_console
+from twinsim.commands.common import console, err_console, progress_bar
 from twinsim.commands.common import fail as _fail
 from twinsim.config import load_config, preset_names
 from twinsim.errors import TwinsimError
@@ -24,6 +23,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
 
 @app.command()
 def run(
@@ -47,19 +47,7 @@ def run(
     try:
         cfg = load_config(config, set_ or (), seed=seed, duration_s=duration)
         check_output_folder(out)
-        with Progress(
-            TextColumn("[bold]recording[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("steps"),
-            TimeRemainingColumn(),
-            console=console,
-        ) as bar:
-            task = bar.add_task("run", total=None)
-
-            def report(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
+        with progress_bar("recording", "steps") as report:
             run_sim(cfg, out, progress=report)
     except TwinsimError as exc:
         _fail(exc)

@@ -1,9 +1,20 @@
-"""What every command shares: the consoles and the one way a command fails."""
+"""What every command shares: the consoles, progress bars and the one way a command fails."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 
 from twinsim.errors import TwinsimError
 
@@ -15,3 +26,20 @@ def fail(exc: TwinsimError | str) -> None:
     """Print a one-line error and exit with code 2 (bad input), never a traceback."""
     err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
+
+
+@contextmanager
+def progress_bar(label: str, unit: str = "") -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar for a long job; yields the `(done, total)` callback the library
+    reports through. The bar appears with the first report, so input errors come first."""
+    columns = [TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn()]
+    columns += [TextColumn(unit)] if unit else []
+    with Progress(*columns, TimeRemainingColumn(), console=console) as bar:
+        tasks: list[TaskID] = []
+
+        def report(done: int, total: int) -> None:
+            if not tasks:
+                tasks.append(bar.add_task(label, total=total))
+            bar.update(tasks[0], completed=done, total=total)
+
+        yield report

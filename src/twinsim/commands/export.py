@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from twinsim.commands.common import console, fail
+from twinsim.commands.common import console, fail, progress_bar
 from twinsim.errors import TwinsimError
 from twinsim.export import FORMATS, ExportError, export_sequence
 from twinsim.sequence.writer import check_output_folder
@@ -34,19 +33,7 @@ def export(
     try:
         options = _parse_options(fmt, option or [])
         check_output_folder(out)
-        with Progress(
-            TextColumn(f"[bold]exporting {fmt}[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=console,
-        ) as bar:
-            tasks: list = []  # the bar appears with the first report, after input is checked
-
-            def report(done: int, total: int) -> None:
-                if not tasks:
-                    tasks.append(bar.add_task("export", total=total))
-                bar.update(tasks[0], completed=done, total=total)
-
+        with progress_bar(f"exporting {fmt}") as report:
             result = export_sequence(path, fmt, out, progress=report, **options)
     except TwinsimError as exc:
         fail(exc)

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from twinsim.commands.common import console, fail
+from twinsim.commands.common import console, fail, progress_bar
 from twinsim.errors import TwinsimError
 from twinsim.noise import PROFILES, apply_noise, resolve_profile
 
@@ -32,18 +31,7 @@ def noise(
     """Add realistic sensor noise (IMU, depth, RGB blur and rolling shutter, LiDAR)."""
     try:
         resolved = resolve_profile(profile, set_ or ())
-        with Progress(
-            TextColumn("[bold]noise[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("frames / streams"),
-            console=console,
-        ) as bar:
-            task = bar.add_task("noise", total=None)
-
-            def report(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
+        with progress_bar("noise", "frames / streams") as report:
             apply_noise(src, out, resolved, seed=seed, progress=report)
     except TwinsimError as exc:
         fail(exc)

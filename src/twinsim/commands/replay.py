@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 import yaml
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from twinsim.commands.common import console, fail
+from twinsim.commands.common import console, fail, progress_bar
 from twinsim.errors import ConfigError, TwinsimError
 from twinsim.replay.variations import Adversity, LightPreset, ReplayMode
 
@@ -120,22 +119,8 @@ def replay_command(
                 "rate_hz": stereo_rate,
             }
         variations = merge_variations(base, {k: v for k, v in given.items() if v is not None})
-        with Progress(
-            TextColumn("[bold]replaying[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("steps"),
-            TimeRemainingColumn(),
-            console=console,
-        ) as bar:
-            task = bar.add_task("replay", total=None)
-            replay(
-                source,
-                out,
-                variations,
-                mode,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
+        with progress_bar("replaying", "steps") as report:
+            replay(source, out, variations, mode, progress=report)
     except TwinsimError as exc:
         fail(exc)
     console.print(f"twin written to [bold]{out}[/]")

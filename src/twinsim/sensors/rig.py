@@ -15,21 +15,28 @@ from twinsim.sensors.lidar import lidar_spec
 R_BODY_OPTICAL_FORWARD = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
 
 
-def _camera_spec(name: str, cam: CameraConfig) -> SensorSpec:
+def _optical(cam: CameraConfig | EventCameraConfig) -> dict:
+    """The fields every image sensor shares: rate, mounting (optical frame), image, clipping."""
     R = rpy_deg_to_matrix(cam.rpy_deg) @ R_BODY_OPTICAL_FORWARD
+    return {
+        "rate_hz": cam.rate_hz,
+        "pos": cam.pos,
+        "quat": matrix_to_quat_wxyz(R),
+        "width": cam.width,
+        "height": cam.height,
+        "hfov_deg": cam.hfov_deg,
+        "near_m": cam.near_m,
+        "far_m": cam.far_m,
+    }
+
+
+def _camera_spec(name: str, cam: CameraConfig) -> SensorSpec:
     return SensorSpec(
         name=name,
         type="camera",
-        rate_hz=cam.rate_hz,
-        pos=cam.pos,
-        quat=matrix_to_quat_wxyz(R),
-        width=cam.width,
-        height=cam.height,
-        hfov_deg=cam.hfov_deg,
-        near_m=cam.near_m,
-        far_m=cam.far_m,
         exposure_s=cam.exposure_s,
         rolling_shutter_readout_s=cam.rolling_shutter_readout_s,
+        **_optical(cam),
     )
 
 
@@ -45,18 +52,10 @@ def _lidar_spec(name: str, lidar: LidarConfig) -> SensorSpec:
 
 
 def _event_camera_spec(name: str, cam: EventCameraConfig) -> SensorSpec:
-    R = rpy_deg_to_matrix(cam.rpy_deg) @ R_BODY_OPTICAL_FORWARD
     return SensorSpec(
         name=name,
         type="event_camera",
-        rate_hz=cam.rate_hz,
-        pos=cam.pos,
-        quat=matrix_to_quat_wxyz(R),
-        width=cam.width,
-        height=cam.height,
-        hfov_deg=cam.hfov_deg,
-        near_m=cam.near_m,
-        far_m=cam.far_m,
+        **_optical(cam),
         events=EventSpec(
             threshold_pos=cam.threshold_pos,
             threshold_neg=cam.threshold_neg,

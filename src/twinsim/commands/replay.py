@@ -13,16 +13,16 @@ from twinsim.errors import ConfigError, TwinsimError
 from twinsim.replay.variations import Adversity, LightPreset, ReplayMode
 
 
-def _camera_fields(assignments: list[str]) -> dict[str, dict]:
+def _sensor_fields(option: str, assignments: list[str]) -> dict[str, dict]:
     """`NAME.field=value` assignments → {NAME: {field: value}} (values parsed as YAML)."""
-    cameras: dict[str, dict] = {}
+    sensors: dict[str, dict] = {}
     for item in assignments:
         key, sep, raw = item.partition("=")
         name, dot, field = key.strip().partition(".")
         if not (sep and dot and name and field):
-            raise ConfigError(f"--camera expects NAME.field=value, got {item!r}")
-        cameras.setdefault(name, {})[field] = yaml.safe_load(raw)
-    return cameras
+            raise ConfigError(f"{option} expects NAME.field=value, got {item!r}")
+        sensors.setdefault(name, {})[field] = yaml.safe_load(raw)
+    return sensors
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -70,6 +70,14 @@ def replay_command(
         typer.Option(help="Add/change a camera: NAME.field=value, e.g. cam0.rpy_deg=[0,-20,0]."),
     ] = None,
     remove_camera: Annotated[list[str] | None, typer.Option(help="Drop a camera.")] = None,
+    lidar: Annotated[
+        list[str] | None,
+        typer.Option(help="Add/change a LiDAR: NAME.field=value, e.g. lidar0.model=vlp-16."),
+    ] = None,
+    event_camera: Annotated[
+        list[str] | None,
+        typer.Option(help="Add/change an event camera: NAME.field=value, e.g. ev0.rate_hz=480."),
+    ] = None,
     stereo: Annotated[
         float | None, typer.Option(help="Add a stereo pair with this baseline (m).")
     ] = None,
@@ -106,7 +114,9 @@ def replay_command(
             "snow": snow,
             "smoke": smoke,
             "adversity": adversity and adversity.value,
-            "cameras": _camera_fields(camera or []) or None,
+            "cameras": _sensor_fields("--camera", camera or []) or None,
+            "lidars": _sensor_fields("--lidar", lidar or []) or None,
+            "event_cameras": _sensor_fields("--event-camera", event_camera or []) or None,
             "remove_cameras": remove_camera or None,
             "seed": seed,
         }

@@ -33,7 +33,7 @@ from twinsim.replay.actors import remove_actors
 from twinsim.replay.light import look_for, relight
 from twinsim.replay.materials import rematerial
 from twinsim.replay.populate import add_actors
-from twinsim.replay.sensors import twin_cameras
+from twinsim.replay.sensors import twin_sensors
 from twinsim.replay.source import ReplaySource, load_source
 from twinsim.replay.variations import ReplayMode, Variations
 from twinsim.replay.weather import Weather
@@ -88,7 +88,7 @@ def plan_twin(source: ReplaySource, variations: Variations) -> TwinPlan:
     scene = relight(scene, v.light)
     if v.materials_seed is not None:
         scene = rematerial(scene, v.materials_seed)
-    config, scene = twin_cameras(source.config, scene, v)
+    config, scene = twin_sensors(source.config, scene, v)
     look, weather = _inherited(source)
     visual = v.light.preset is not None or v.light.flicker > 0 or v.light.intensity != 1.0
     if visual or any(getattr(v, k) is not None for k in _VISUAL):

@@ -1,16 +1,24 @@
-"""Cameras of a twin: add or replace cameras, move one, drop one, or add a stereo pair.
+"""Sensors of a twin: add or replace cameras, LiDARs and event cameras, move a camera, drop one,
+or add a stereo pair.
 
-A replay logs the robot state at every physics step, so a camera added in a twin gets its
-poses at its own rate (any rate dividing the physics rate) exactly, with no interpolation.
-Sensors that are not changed keep their recorded `SensorSpec`.
+A replay logs the robot state at every physics step, so a sensor added in a twin gets its
+poses at its own rate (any rate dividing the physics rate) exactly, with no interpolation; a
+LiDAR casts each sector from its own step's state as in a run. Sensors that are not changed
+keep their recorded `SensorSpec`.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from twinsim.config import CameraConfig, TwinsimConfig, validate_config
+from twinsim.config import (
+    CameraConfig,
+    EventCameraConfig,
+    LidarConfig,
+    TwinsimConfig,
+    validate_config,
+)
 from twinsim.errors import ConfigError
 from twinsim.geometry import rpy_deg_to_matrix
 from twinsim.replay.variations import StereoVariation, Variations
@@ -36,25 +44,35 @@ def stereo_cameras(stereo: StereoVariation) -> dict[str, CameraConfig]:
     return out
 
 
-def _camera(recorded: CameraConfig | None, name: str, fields: dict) -> CameraConfig:
+_SECTIONS = {"cameras": CameraConfig, "lidars": LidarConfig, "event_cameras": EventCameraConfig}
+
+
+def _sensor(section: str, recorded: BaseModel | None, name: str, fields: dict) -> BaseModel:
+    """The config of sensor `name` in `section`: the recorded one (if any) with `fields` set."""
+    model = _SECTIONS[section]
     base = recorded.model_dump() if recorded is not None else {}
     try:
-        return CameraConfig.model_validate({**base, **fields})
+        return model.model_validate({**base, **fields})
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         if err["type"] == "extra_forbidden":
-            allowed = ", ".join(CameraConfig.model_fields)
+            allowed = ", ".join(model.model_fields)
             msg = f"unknown field; allowed: {allowed}"
-            raise ConfigError(f"cameras.{name}.{where}: {msg}") from None
-        raise ConfigError(f"cameras.{name}.{where}: {err['msg']}") from None
+            raise ConfigError(f"{section}.{name}.{where}: {msg}") from None
+        raise ConfigError(f"{section}.{name}.{where}: {err['msg']}") from None
 
 
-def twin_cameras(
+def twin_sensors(
     cfg: TwinsimConfig, scene: SceneSpec, variations: Variations
 ) -> tuple[TwinsimConfig, SceneSpec]:
-    """The config and scene with the variation's cameras; `ConfigError` for unknown names."""
-    if not (variations.cameras or variations.remove_cameras or variations.stereo):
+    """The config and scene with the variation's sensors; `ConfigError` for unknown names."""
+    changes = {
+        "cameras": variations.cameras,
+        "lidars": variations.lidars,
+        "event_cameras": variations.event_cameras,
+    }
+    if not (any(changes.values()) or variations.remove_cameras or variations.stereo):
         return cfg, scene
     cameras = dict(cfg.cameras)
     for name in variations.remove_cameras:
@@ -64,20 +82,30 @@ def twin_cameras(
                 f"{', '.join(cameras) or 'none'}"
             )
         del cameras[name]
-    added = {n: _camera(cameras.get(n), n, over) for n, over in variations.cameras.items()}
+    sections = {
+        "cameras": cameras,
+        "lidars": dict(cfg.lidars),
+        "event_cameras": dict(cfg.event_cameras),
+    }
+    added: set[str] = set()
+    for section, entries in changes.items():
+        current = sections[section]
+        for name, fields in entries.items():
+            current[name] = _sensor(section, current.get(name), name, fields)
+            added.add(name)
     if variations.stereo is not None:
-        added |= stereo_cameras(variations.stereo)
-    cameras |= added
+        pair = stereo_cameras(variations.stereo)
+        cameras |= pair
+        added |= set(pair)
     data = cfg.model_dump(mode="json")
-    data["cameras"] = {n: c.model_dump(mode="json") for n, c in cameras.items()}
+    for section, entries in sections.items():
+        data[section] = {n: c.model_dump(mode="json") for n, c in entries.items()}
     twin_cfg = validate_config(data)
     resolved = {s.name: s for s in resolve_sensors(twin_cfg)}
     recorded = {s.name: s for s in scene.sensors}
-    sensors = []
-    for name, spec in resolved.items():
-        if spec.type == "camera" and name not in cameras:
-            continue
-        keep = name in recorded and name not in added
-        sensors.append(recorded[name] if keep else spec)
+    sensors = [
+        recorded[name] if name in recorded and name not in added else spec
+        for name, spec in resolved.items()
+    ]
     sensors += [s for n, s in recorded.items() if n not in resolved and s.type != "camera"]
     return twin_cfg, scene.model_copy(update={"sensors": tuple(sensors)})

@@ -89,6 +89,8 @@ class Variations(_Model):
     adversity: Adversity = Adversity.none
     # camera name → fields: merged onto the recorded camera of that name, or a new camera
     cameras: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    lidars: dict[str, dict[str, Any]] = Field(default_factory=dict)  # add or change LiDARs
+    event_cameras: dict[str, dict[str, Any]] = Field(default_factory=dict)
     remove_cameras: tuple[str, ...] = ()
     stereo: StereoVariation | None = None
     seed: int = Field(0, ge=0)

@@ -3,7 +3,9 @@
 Measured in one run, in one process, on the same machine: the original is `twinsim.sim.run`
 (world generation, start-up, bootstrap and recording: what it costs to make the sequence);
 each twin is `twinsim.replay.replay` of it (checks, world build, recording) with: no change
-(teleport), no change (control), static, fog + night, adversity major, and a stereo pair added.
+(teleport), no change (control), static, fog + night, adversity major, and a stereo pair added;
+the stereo twin is also compared with the run recorded with that pair from the start (the same
+rendering work).
 Repeats alternate the original and its twins and keep the median of each, because software
 rendering on a shared machine varies by ±15 % from run to run.
 
@@ -51,17 +53,25 @@ def main() -> None:
     configure_backend("auto")
     from twinsim.config import load_config
     from twinsim.replay.replay import replay
-    from twinsim.replay.variations import parse_variations
+    from twinsim.replay.sensors import stereo_cameras
+    from twinsim.replay.variations import StereoVariation, parse_variations
     from twinsim.sim import run
 
     overrides = [f"cameras.cam0.width={args.width}", f"cameras.cam0.height={args.height}"]
     cfg = load_config(args.config, overrides, seed=args.seed, duration_s=args.duration)
-    times: dict[str, list[float]] = {"original": [], **{name: [] for name in TWINS}}
+    # the same run recorded with the stereo pair from the start: what the stereo twin repeats
+    pair = stereo_cameras(StereoVariation(**TWINS["stereo pair added"][0]["stereo"]))
+    cfg_pair = cfg.model_copy(update={"cameras": {**cfg.cameras, **pair}})
+    times: dict[str, list[float]] = {"original": [], "original with the pair": []}
+    times |= {name: [] for name in TWINS}
     with tempfile.TemporaryDirectory(prefix="twin_cost_") as tmp:
         root = Path(tmp)
         for r in range(args.repeats):
             source = root / f"source{r}"
             times["original"].append(_timed(lambda s=source: run(cfg, s)))
+            with_pair = root / f"pair{r}"
+            times["original with the pair"].append(_timed(lambda p=with_pair: run(cfg_pair, p)))
+            shutil.rmtree(with_pair)
             for i, (name, (variations, mode)) in enumerate(TWINS.items()):
                 out = root / f"twin{r}_{i}"
                 v = parse_variations(variations)
@@ -82,6 +92,12 @@ def main() -> None:
             }
             for name in TWINS
         },
+        "original_with_the_pair_s": round(statistics.median(times["original with the pair"]), 3),
+        "stereo_twin_to_original_with_the_pair": round(
+            statistics.median(times["stereo pair added"])
+            / statistics.median(times["original with the pair"]),
+            3,
+        ),
         "target_ratio": 1.0,
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -90,6 +106,10 @@ def main() -> None:
     print(f"original run: {original:.1f} s ({world})")
     for name, entry in result["twins"].items():
         print(f"  {name:20s} {entry['seconds']:7.1f} s   ratio {entry['ratio_to_original']:.2f}")
+    print(
+        f"the run recorded with the stereo pair: {result['original_with_the_pair_s']:.1f} s; "
+        f"stereo twin / it: {result['stereo_twin_to_original_with_the_pair']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ _BODY_POSE_FIELDS = ("xpos", "xmat", "xipos", "ximat")
 _GEOM_POSE_FIELDS = ("geom_xpos", "geom_xmat")
 _LIVE_FIELDS = ("geom_size", "geom_rbound", "geom_aabb")
 _SPHERE_MARGIN_M = 1e-6  # widens every bounding sphere of the actor pre-filter (rounding)
+_CONE_MARGIN_RAD = 1e-6  # widens the bundle's cone (arccos loses ~1e-8 rad near 0)
 
 
 def _ray_model(model: mujoco.MjModel) -> mujoco.MjModel:
@@ -82,8 +83,10 @@ def split_world(world) -> WorldSplit:
     """Compile the static part of a `World` and each of its actors apart."""
     scene, render = world.scene, world.render_config
     hz = round(1.0 / world.model.opt.timestep)
-    static = scene.model_copy(update={"people": (), "flying_objects": ()})
-    # an actor's model needs its materials' colours, not their textures (rays see no texels)
+    # rays see no texels: the static model's textures are tiny (its boxes' UV meshes, whose
+    # vertices do not depend on them, are kept), the actors' models have none
+    tiny = [t.model_copy(update={"size": 8}) for t in scene.textures]
+    static = scene.model_copy(update={"people": (), "flying_objects": (), "textures": tiny})
     plain = [m.model_copy(update={"texture": None}) for m in scene.materials]
     bare = scene.model_copy(
         update={
@@ -185,7 +188,8 @@ def _near_spheres(
         axis /= np.linalg.norm(axis)
         spread = np.arccos(np.clip((dirs @ axis).min(), -1.0, 1.0))
         off_axis = np.arccos(np.clip(rel[live] @ axis / dist[live], -1.0, 1.0))
-        live[live] = off_axis <= spread + np.arcsin(np.minimum(1.0, r[live] / dist[live])) + 1e-9
+        reach_angle = np.arcsin(np.minimum(1.0, r[live] / dist[live])) + _CONE_MARGIN_RAD
+        live[live] = off_axis <= spread + reach_angle
     near = np.zeros((len(dirs), len(centers)), bool)
     near[:, inside] = True
     if live.any():
@@ -226,7 +230,7 @@ class RayCaster:
     def _actor_rays(
         self, data: mujoco.MjData, origin: np.ndarray, dirs: np.ndarray, reach: float
     ) -> list[np.ndarray]:
-        """Per actor, the indices of the rays that may meet it (one bounding sphere an actor)."""
+        """Per actor, the indices of the rays that may meet it (one bounding sphere per actor)."""
         if not self._actors:
             return []
         g, starts = self._actor_geoms, self._actor_start

@@ -9,7 +9,8 @@ rendered colour image from the frame's own depth, intrinsics and pose:
   fall during a 1/60 s exposure, snow as a flake whose size shrinks with distance.
 - smoke: Gaussian density blobs that drift across the world; the optical depth along each
   pixel's ray up to the surface is integrated in closed form (erf), and the colour is blended
-  with the smoke colour by the transmittance exp(−τ).
+  with the smoke colour by the transmittance exp(−τ). Blobs are truncated at 4 σ, so those
+  whose truncated sphere misses the camera's view cost nothing.
 
 Only RGB changes: depth, masks and boxes remain the ground truth of the (unchanged) geometry.
 """
@@ -34,6 +35,37 @@ SMOKE_SPEED_MPS = 0.15
 SMOKE_DENSITY_PER_M = 1.2  # peak extinction at smoke = 1
 SMOKE_RGB = np.array([150.0, 150.0, 155.0])
 _SAMPLES = 8  # points drawn along a rain streak
+SMOKE_CUTOFF_SIGMAS = 4.0  # a blob is truncated here (its density is below 3.4e-4 of the peak)
+
+
+def _in_view(pts: np.ndarray, K: np.ndarray, size: tuple[int, int], margin_m: float):
+    """Mask of camera-frame points that may project into the image within `margin_m` (a streak
+    length) and lie in the drawn depth range; a cheap cut before streaks are expanded."""
+    w, h = size
+    z = pts[:, 2]
+    ok = (z > 0.1 - margin_m) & (z < MAX_RANGE_M + margin_m)
+    zc = np.maximum(z, 0.1)
+    slack_u = K[0, 0] * margin_m / zc + 1.0
+    slack_v = K[1, 1] * margin_m / zc + 1.0
+    u = K[0, 0] * pts[:, 0] / zc + K[0, 2]
+    v = K[1, 1] * pts[:, 1] / zc + K[1, 2]
+    return ok & (u > -slack_u) & (u < w + slack_u) & (v > -slack_v) & (v < h + slack_v)
+
+
+def _blob_in_view(
+    center: np.ndarray, radius: float, K: np.ndarray, shape: tuple[int, int], reach_max: float
+) -> bool:
+    """Whether a sphere (camera frame) meets the part of the view pyramid the rays cover."""
+    h, w = shape
+    x, y, z = center
+    if z < -radius or np.linalg.norm(center) > reach_max + radius:
+        return False
+    for extent, coord, f, c in ((w, x, K[0, 0], K[0, 2]), (h, y, K[1, 1], K[1, 2])):
+        for edge in (-0.5 - c, extent - 0.5 - c):  # the image's borders, in pixels from c
+            normal = np.array([f, -edge]) if edge > 0 else np.array([-f, edge])
+            if (normal @ (coord, z)) / np.linalg.norm(normal) > radius:
+                return False
+    return True
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -99,7 +131,7 @@ class Weather:
         self, rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, T_world_cam: np.ndarray, t_s: float
     ) -> np.ndarray:
         """The frame's colour image with the weather at time t (a new uint8 array)."""
-        out = rgb.astype(np.float64)
+        out = rgb.astype(np.float32)
         if len(self.smoke.sigma):
             out = self._smoke(out, depth, K, T_world_cam, t_s)
         for p in self.particles:
@@ -118,6 +150,7 @@ class Weather:
         h, w = depth.shape
         R, t = T_world_cam[:3, :3], T_world_cam[:3, 3]
         head = (self._positions(p, t_s) - t) @ R
+        head = head[_in_view(head, K, (w, h), p.fall_mps * EXPOSURE_S)]
         if p.streak:  # the streak: where the drop was during the exposure (above it)
             tail = head + (np.array([0.0, 0.0, p.fall_mps * EXPOSURE_S]) @ R)
             s = np.linspace(0.0, 1.0, _SAMPLES)
@@ -145,8 +178,8 @@ class Weather:
             ring_w = np.tile(weight[big] * 0.6, 4)
             u, v, weight = (np.concatenate(a) for a in ((u, ring_u), (v, ring_v), (weight, ring_w)))
         alpha = np.bincount(v * w + u, weights=weight, minlength=h * w).reshape(h, w)
-        alpha = np.minimum(alpha, 0.9)[..., None]
-        return out * (1 - alpha) + p.rgb * alpha
+        alpha = np.minimum(alpha, 0.9).astype(np.float32)[..., None]
+        return out * (1 - alpha) + p.rgb.astype(np.float32) * alpha
 
     def _rays(self, shape: tuple[int, int], K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Unit ray directions (H·W, 3) in the camera frame and each ray's length per metre of
@@ -173,7 +206,11 @@ class Weather:
         sm = self.smoke
         centers = self.lo + np.mod(sm.center0 + sm.velocity * t_s - self.lo, self.size)
         tau = np.zeros(len(z), np.float32)
-        for c, sigma in zip(centers, sm.sigma, strict=True):
+        local = (centers - o) @ T_world_cam[:3, :3]  # blob centres in the camera frame
+        reach_max = float(reach.max())
+        for c, sigma, cam_c in zip(centers, sm.sigma, local, strict=True):
+            if not _blob_in_view(cam_c, SMOKE_CUTOFF_SIGMAS * sigma, K, depth.shape, reach_max):
+                continue
             oc = (c - o).astype(np.float32)
             s0 = d @ oc  # distance along each ray of its closest approach to the centre
             b2 = np.maximum(oc @ oc - s0 * s0, np.float32(0.0))
@@ -182,4 +219,4 @@ class Weather:
             weight = np.float32(sm.density * sigma * np.sqrt(np.pi / 2))
             tau += weight * np.exp(b2 * np.float32(-0.5 / sigma**2)) * line
         transmit = np.exp(-tau).reshape(depth.shape)[..., None]
-        return out * transmit + SMOKE_RGB * (1 - transmit)
+        return out * transmit + SMOKE_RGB.astype(np.float32) * (1 - transmit)

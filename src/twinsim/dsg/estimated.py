@@ -1,8 +1,8 @@
-"""The estimated graph as a spark-dsg graph: labelled surface (mesh layer), objects, places, rooms.
+"""The estimated graph as a spark-dsg graph: labelled triangle mesh, objects, places, rooms.
 
 Same layers and node ids as the ground truth (`twinsim.dsg.layers`), so MIT-SPARK's tools and
-ours read both alike. The mesh layer holds the fused surface points as vertices (coloured by
-class, labelled with the semantic class id) and no faces: OpenCV extracts points, not triangles.
+ours read both alike. The mesh layer is the TSDF's marching-cubes mesh: vertices coloured by
+class and labelled with the semantic class id, and its triangles.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _edge(weight: float, clearance_m: float) -> dsg.EdgeAttributes:
 def estimated_scene_graph(est: EstimatedGraph) -> dsg.DynamicSceneGraph:
     """Layers of the reconstruction, with room–place and room–object containment edges."""
     graph = layers.new_graph()
-    graph.mesh = to_spark_mesh(est.points, None, est.labels)
+    graph.mesh = to_spark_mesh(est.vertices, est.faces, est.labels)
 
     for r, centre in enumerate(est.room_centroids):
         attrs = dsg.RoomNodeAttributes()
@@ -63,9 +63,9 @@ def estimated_scene_graph(est: EstimatedGraph) -> dsg.DynamicSceneGraph:
     graph.metadata.set(
         {
             "format": "twinsim-dsg-estimate",
-            "format_version": 1,
+            "format_version": 2,
             "frames": "world: z up, metres",
-            "mesh": "vertices only: TSDF zero-crossing points, label = semantic class id",
+            "mesh": "TSDF zero level set by marching cubes, label = semantic class id",
         }
     )
     return graph

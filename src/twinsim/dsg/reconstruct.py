@@ -1,10 +1,7 @@
-"""An estimated scene graph from RGB-D: TSDF fusion (OpenCV's 3D `Volume`), semantic labels voted
-from the instance masks, dynamic masking (pixels of dynamic instances, people first, are not
-fused, as in Kimera), objects by clustering each class, and places and rooms from the free space
-of the reconstruction.
-
-The mesh layer is the TSDF's zero-crossing surface as OpenCV extracts it (points with normals;
-OpenCV's Python API exposes no triangle extraction), in world coordinates.
+"""An estimated scene graph from RGB-D: TSDF fusion and marching-cubes mesh extraction
+(`twinsim.dsg.tsdf`), semantic labels voted per mesh vertex from the instance masks, dynamic
+masking (pixels of dynamic instances, people first, are not fused, as in Kimera), objects by
+clustering each class, and places and rooms from the free space of the reconstruction.
 """
 
 from __future__ import annotations
@@ -12,18 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 from scipy import ndimage
 
 from twinsim.dsg import layers
 from twinsim.dsg.errors import DsgError
 from twinsim.dsg.places import FreeGrid, Places, sample_places
+from twinsim.dsg.tsdf import TsdfVolume
 from twinsim.scene.vocabulary import CLASS_ID, SEMANTIC_CLASSES
 from twinsim.sequence.frames import Frame
 from twinsim.sequence.reader import SequenceReader
 
 _BAND = (0.2, 1.8)  # heights where surfaces block an agent (as the ground-truth places)
+_MAX_VOXELS = 200_000_000  # 1.6 GB of TSDF and weights
 _NOT_OBJECTS = {"unlabeled", "person", "clothing", *layers.STRUCTURE_CLASSES}
 
 Progress = Callable[[int, int], None]
@@ -35,6 +33,7 @@ class ReconstructionOptions:
 
     voxel_m: float = 0.04
     truncation_voxels: float = 3.0
+    max_weight: float = 64.0
     max_depth_m: float = 8.0
     frame_stride: int = 1
     mask_dynamic: bool = True
@@ -47,7 +46,7 @@ class ReconstructionOptions:
 
 @dataclass(frozen=True)
 class EstimatedObject:
-    """One cluster of surface points of an object class: centroid and axis-aligned box (world)."""
+    """One cluster of mesh vertices of an object class: centroid and axis-aligned box (world)."""
 
     semantic_class: str
     centroid: np.ndarray
@@ -58,11 +57,12 @@ class EstimatedObject:
 
 @dataclass(frozen=True)
 class EstimatedGraph:
-    """The reconstruction: labelled surface points, objects, free-space places and rooms."""
+    """The reconstruction: labelled triangle mesh, objects, free-space places and rooms."""
 
-    points: np.ndarray  # (N, 3) world
-    normals: np.ndarray  # (N, 3)
-    labels: np.ndarray  # (N,) semantic class ids, 0 = no vote
+    vertices: np.ndarray  # (V, 3) world
+    faces: np.ndarray  # (F, 3) vertex indices, wound toward the observed free space
+    normals: np.ndarray  # (V, 3) unit (0 on folds), toward the free space
+    labels: np.ndarray  # (V,) semantic class ids, 0 = no vote
     objects: list[EstimatedObject]
     grid: FreeGrid
     places: Places
@@ -75,37 +75,31 @@ def dynamic_ids(reader: SequenceReader) -> np.ndarray:
     return np.array([i["instance_id"] for i in reader.metadata["instances"] if i["dynamic"]], int)
 
 
-def _volume(reader: SequenceReader, camera, opts: ReconstructionOptions) -> cv2.Volume:
-    if not hasattr(cv2, "Volume"):
-        raise DsgError(
-            f"OpenCV {cv2.__version__} has no 3D-module Volume (TSDF fusion needs OpenCV >= 5); "
-            "install it with: pip install 'opencv-python-headless>=5.0'"
-        )
+def _check(opts: ReconstructionOptions) -> None:
+    for name, ok, allowed in (
+        ("voxel_m", opts.voxel_m > 0, "> 0"),
+        ("truncation_voxels", opts.truncation_voxels > 0, "> 0"),
+        ("max_weight", opts.max_weight >= 1, ">= 1"),
+        ("max_depth_m", opts.max_depth_m > 0, "> 0"),
+        ("frame_stride", opts.frame_stride >= 1, ">= 1"),
+    ):
+        if not ok:
+            raise DsgError(f"{name}={getattr(opts, name)} must be {allowed}")
+
+
+def _volume(reader: SequenceReader, opts: ReconstructionOptions) -> TsdfVolume:
+    """An empty TSDF over the scene bounds grown by 30 cm."""
     scene = reader.scene
     lo = np.asarray(scene.bounds_min, float) - 0.3
     hi = np.asarray(scene.bounds_max, float) + 0.3
-    settings = cv2.VolumeSettings(cv2.VolumeType_TSDF)
-    settings.setVoxelSize(opts.voxel_m)
-    settings.setVolumeResolution(np.ceil((hi - lo) / opts.voxel_m).astype(np.int32))
-    pose = np.eye(4, dtype=np.float32)
-    pose[:3, 3] = lo
-    settings.setVolumePose(pose)
-    settings.setDepthFactor(1.0)  # depth images are float32 metres
-    settings.setTsdfTruncateDistance(opts.truncation_voxels * opts.voxel_m)
-    settings.setMaxDepth(opts.max_depth_m)
-    K = camera.K.astype(np.float32)
-    for set_w, set_h, set_k in (
-        (
-            settings.setIntegrateWidth,
-            settings.setIntegrateHeight,
-            settings.setCameraIntegrateIntrinsics,
-        ),
-        (settings.setRaycastWidth, settings.setRaycastHeight, settings.setCameraRaycastIntrinsics),
-    ):
-        set_w(camera.width)
-        set_h(camera.height)
-        set_k(K)
-    return cv2.Volume(cv2.VolumeType_TSDF, settings)
+    voxels = int(np.prod(np.ceil((hi - lo) / opts.voxel_m)))
+    if voxels > _MAX_VOXELS:
+        raise DsgError(
+            f"voxel_m={opts.voxel_m} gives {voxels} voxels over the scene bounds "
+            f"(at most {_MAX_VOXELS}); use a larger voxel"
+        )
+    truncation = opts.truncation_voxels * opts.voxel_m
+    return TsdfVolume(lo, hi, opts.voxel_m, truncation, opts.max_weight)
 
 
 def _vote(points: np.ndarray, frames: Iterable[Frame], tol_m: float) -> np.ndarray:
@@ -209,12 +203,9 @@ def reconstruct(
 ) -> EstimatedGraph:
     """Fuse a camera's depth at its ground-truth poses and build the estimated graph."""
     opts = options or ReconstructionOptions()
-    if not opts.voxel_m > 0 or opts.frame_stride < 1:
-        raise DsgError(
-            f"voxel_m={opts.voxel_m} must be > 0 and frame_stride={opts.frame_stride} >= 1"
-        )
+    _check(opts)
     stream = reader.camera(camera)
-    volume = _volume(reader, stream, opts)
+    volume = _volume(reader, opts)
     masked = dynamic_ids(reader) if opts.mask_dynamic else np.zeros(0, int)
     indices = range(0, len(stream), opts.frame_stride)
     for k, i in enumerate(indices):
@@ -222,24 +213,24 @@ def reconstruct(
         depth = f.depth.astype(np.float32)
         if len(masked):
             depth[np.isin(f.instance, masked)] = 0.0
-        volume.integrate(depth, f.T_world_cam.astype(np.float32))
+        volume.integrate(depth, f.K, f.T_world_cam, opts.max_depth_m)
         if progress is not None:
             progress(k + 1, len(indices))
-    points, normals = volume.fetchPointsNormals()
-    if points is None or len(points) == 0:
+    mesh = volume.extract_mesh()
+    if mesh is None:
         raise DsgError(f"{reader.path}: the fused volume holds no surface (no valid depth?)")
-    points = points.reshape(-1, points.shape[-1])[:, :3].astype(float)
-    normals = normals.reshape(-1, normals.shape[-1])[:, :3].astype(float)
-    labels = _vote(points, (stream[i] for i in indices), 2 * opts.voxel_m)
-    grid = _free_space(points, labels, opts)
+    vertices = mesh.vertices
+    labels = _vote(vertices, (stream[i] for i in indices), 2 * opts.voxel_m)
+    grid = _free_space(vertices, labels, opts)
     room_cells, centroids = _rooms(grid, opts)
     grid = FreeGrid(grid.origin, grid.cell_m, grid.clearance_m, room_cells)
     places = sample_places(grid, np.zeros((0, 2)), 0.5, 0.25)
     return EstimatedGraph(
-        points,
-        normals,
+        vertices,
+        mesh.faces,
+        mesh.normals,
         labels,
-        _objects(points, labels, opts),
+        _objects(vertices, labels, opts),
         grid,
         places,
         room_cells,

@@ -20,8 +20,8 @@ _CHUNK_VOXELS = 1 << 21  # voxels updated at once (bounds the temporaries to a f
 
 @dataclass(frozen=True)
 class TriangleMesh:
-    """Vertices (V, 3) in world coordinates, triangles (F, 3) indexing them, unit normals (V, 3)
-    pointing to the observed free space."""
+    """Vertices (V, 3) in world coordinates, triangles (F, 3) indexing them and wound toward the
+    observed free space, vertex normals (V, 3) pointing there."""
 
     vertices: np.ndarray
     faces: np.ndarray
@@ -65,33 +65,35 @@ class TsdfVolume:
         if not (depth > 0).any():
             return
         h, w = depth.shape
-        fx, fy, cx, cy = K[0, 0], K[1, 1], K[0, 2], K[1, 2]
         vv, uu = np.mgrid[0:h, 0:w]
-        ray_scale = np.sqrt(1 + ((uu - cx) / fx) ** 2 + ((vv - cy) / fy) ** 2).astype(np.float32)
+        rays = np.stack([(uu - K[0, 2]) / K[0, 0], (vv - K[1, 2]) / K[1, 1]])
+        ray_scale = np.sqrt(1 + (rays**2).sum(axis=0)).astype(np.float32).ravel()
+        flat_depth = depth.ravel()
         trunc = self.truncation_m
         lo, hi = self._frustum(K, T_world_cam, depth.shape, float(depth.max()) + trunc)
         if np.any(hi <= lo):
             return
-        T_cam_world = np.linalg.inv(T_world_cam)
-        R, t = T_cam_world[:3, :3], T_cam_world[:3, 3]
-        ys, zs = self._axis(1, lo[1], hi[1]), self._axis(2, lo[2], hi[2])
-        step = max(1, _CHUNK_VOXELS // (len(ys) * len(zs)))
+        # rows of K [R | t] (camera from world): u * z, v * z and z of every voxel centre
+        P = (K @ np.linalg.inv(T_world_cam)[:3]).astype(np.float32)
+        axes = [self._axis(n, lo[n], hi[n]).astype(np.float32) for n in range(3)]
+        step = max(1, _CHUNK_VOXELS // (len(axes[1]) * len(axes[2])))
         for i0 in range(lo[0], hi[0], step):
             i1 = min(i0 + step, hi[0])
-            xs = self._axis(0, i0, i1)
-            x, y, z = (
-                (R[c, 0] * xs[:, None, None] + R[c, 1] * ys[None, :, None])
-                + (R[c, 2] * zs + t[c])[None, None, :]
+            xs = axes[0][i0 - lo[0] : i1 - lo[0]]
+            uz, vz, z = (
+                (P[c, 0] * xs)[:, None, None]
+                + (P[c, 1] * axes[1])[None, :, None]
+                + (P[c, 2] * axes[2] + P[c, 3])[None, None, :]
                 for c in range(3)
             )
             inside = z > 1e-6
-            with np.errstate(divide="ignore", invalid="ignore"):
-                u = np.rint(fx * x / z + cx)
-                v = np.rint(fy * y / z + cy)
+            z[~inside] = 1.0
+            u = np.floor(uz / z + 0.5)
+            v = np.floor(vz / z + 0.5)
             inside &= (u >= 0) & (u <= w - 1) & (v >= 0) & (v <= h - 1)
-            pu, pv = u[inside].astype(np.intp), v[inside].astype(np.intp)
-            measured = depth[pv, pu]
-            sdf = (measured - z[inside]) * ray_scale[pv, pu]
+            pixel = (v[inside] * w + u[inside]).astype(np.intp)
+            measured = flat_depth[pixel]
+            sdf = (measured - z[inside]) * ray_scale[pixel]
             keep = (measured > 0) & (sdf >= -trunc)
             update = np.zeros_like(inside)
             update[inside] = keep
@@ -106,21 +108,36 @@ class TsdfVolume:
         """The zero level set between observed voxels as triangles in world coordinates; None
         when the volume holds no surface."""
         seen = self.weight > 0
-        cube = np.zeros_like(seen)
-        core = seen[:-1, :-1, :-1].copy()
-        for dx, dy, dz in np.ndindex(2, 2, 2):
-            core &= seen[dx : dx + core.shape[0], dy : dy + core.shape[1], dz : dz + core.shape[2]]
-        cube[:-1, :-1, :-1] = core
         values = self.tsdf[seen]
-        if not cube.any() or values.min() >= 0 or values.max() <= 0:
+        if not len(values) or values.min() >= 0 or values.max() <= 0:
             return None
-        verts, faces, normals, _ = marching_cubes(
-            self.tsdf, 0.0, spacing=(self.voxel_m,) * 3, gradient_direction="ascent", mask=cube
-        )
+        # "descent": triangles wound toward larger values, the free space (+)
+        verts, faces, _, _ = marching_cubes(self.tsdf, 0.0, gradient_direction="descent")
+        # a vertex interpolates along one voxel edge: drop it unless both ends were observed
+        # (the border of the observed band meets the unobserved +1 there: no real surface)
+        index = verts.astype(float)
+        snapped = np.abs(index - np.rint(index)) < 1e-4
+        index[snapped] = np.rint(index[snapped])
+        ends = [np.floor(index).astype(int), np.ceil(index).astype(int)]
+        real = seen[tuple(ends[0].T)] & seen[tuple(ends[1].T)]
+        world = index * self.voxel_m + self.origin + self.voxel_m / 2
+        a, b, c = (world[faces[:, k]] for k in range(3))
+        area2 = np.linalg.norm(np.cross(b - a, c - a), axis=1)
+        faces = faces[real[faces].all(axis=1) & (area2 > 1e-9 * self.voxel_m**2)]
         if len(faces) == 0:
             return None
-        verts = verts.astype(float) + self.origin + self.voxel_m / 2
-        a, b, c = (verts[faces[:, k]] for k in range(3))
-        faces = faces[np.linalg.norm(np.cross(b - a, c - a), axis=1) > 1e-12 * self.voxel_m**2]
         used, faces = np.unique(faces, return_inverse=True)
-        return TriangleMesh(verts[used], faces.reshape(-1, 3).astype(np.int64), normals[used])
+        faces = faces.reshape(-1, 3).astype(np.int64)
+        return TriangleMesh(world[used], faces, _vertex_normals(world[used], faces))
+
+
+def _vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """Area-weighted mean of the normals of the triangles around each vertex, unit length (zero on
+    a fold where they cancel); from the mesh, so unobserved voxels nearby do not tilt them."""
+    a, b, c = (vertices[faces[:, k]] for k in range(3))
+    cross = np.cross(b - a, c - a)
+    normals = np.zeros_like(vertices)
+    for k in range(3):
+        np.add.at(normals, faces[:, k], cross)
+    length = np.linalg.norm(normals, axis=1, keepdims=True)
+    return np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)

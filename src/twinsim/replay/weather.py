@@ -213,10 +213,12 @@ class Weather:
                 continue
             oc = (c - o).astype(np.float32)
             s0 = d @ oc  # distance along each ray of its closest approach to the centre
-            b2 = np.maximum(oc @ oc - s0 * s0, np.float32(0.0))
+            b2 = oc @ oc - s0 * s0
+            near = np.flatnonzero(b2 < np.float32((SMOKE_CUTOFF_SIGMAS * sigma) ** 2))
+            s0, b2 = s0[near], np.maximum(b2[near], np.float32(0.0))  # rays within the cut-off
             k = np.float32(sigma * np.sqrt(2.0))
-            line = _erf((reach - s0) / k) - _erf(-s0 / k)
+            line = _erf((reach[near] - s0) / k) - _erf(-s0 / k)
             weight = np.float32(sm.density * sigma * np.sqrt(np.pi / 2))
-            tau += weight * np.exp(b2 * np.float32(-0.5 / sigma**2)) * line
+            tau[near] += weight * np.exp(b2 * np.float32(-0.5 / sigma**2)) * line
         transmit = np.exp(-tau).reshape(depth.shape)[..., None]
         return out * transmit + SMOKE_RGB.astype(np.float32) * (1 - transmit)

@@ -76,6 +76,7 @@ def dynamic_ids(reader: SequenceReader) -> np.ndarray:
 
 
 def _check(opts: ReconstructionOptions) -> None:
+    """Refuse the first out-of-range option by name."""
     for name, ok, allowed in (
         ("voxel_m", opts.voxel_m > 0, "> 0"),
         ("truncation_voxels", opts.truncation_voxels > 0, "> 0"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from skimage.measure import marching_cubes
 
 _CHUNK_VOXELS = 1 << 21  # voxels updated at once (bounds the temporaries to a few tens of MB)
@@ -32,8 +33,14 @@ class TsdfVolume:
     """Truncated signed distances (units of the truncation, +1 = free) and fusion weights."""
 
     def __init__(
-        self, lo, hi, voxel_m: float, truncation_m: float, max_weight: float = 64.0
+        self,
+        lo: ArrayLike,
+        hi: ArrayLike,
+        voxel_m: float,
+        truncation_m: float,
+        max_weight: float = 64.0,
     ) -> None:
+        """An unobserved volume whose voxel (0, 0, 0) has its corner at `lo`, covering `hi`."""
         self.origin = np.asarray(lo, float)
         self.voxel_m = float(voxel_m)
         self.truncation_m = float(truncation_m)
@@ -45,7 +52,7 @@ class TsdfVolume:
     def _axis(self, n: int, start: int, stop: int) -> np.ndarray:
         return self.origin[n] + (np.arange(start, stop) + 0.5) * self.voxel_m
 
-    def _frustum(self, K: np.ndarray, T_world_cam: np.ndarray, shape, far_m: float):
+    def _frustum(self, K: np.ndarray, T_world_cam: np.ndarray, shape: tuple, far_m: float):
         """Voxel index ranges of the box around the camera frustum up to `far_m`."""
         h, w = shape
         u = np.array([0.0, w - 1.0, 0.0, w - 1.0])

@@ -193,30 +193,53 @@ def _check_table(
     _check_times(name, label, "sample", table.ints[:, 0], info, ctx, problems)
 
 
-def _check_camera(
-    path: Path, name: str, info: dict, ctx: _Context, problems: list[str], checked: dict
-) -> None:
-    label = f"{name}/{FRAMES_FILE}"
+def _indexed_poses(
+    path: Path,
+    name: str,
+    label: str,
+    columns: tuple[str, ...],
+    what: str,
+    info: dict,
+    ctx: _Context,
+    problems: list[str],
+):
+    """Parse and check a per-frame (or per-scan) pose table: header, consecutive indices,
+    finite values, unit quaternions, timestamps on the stream's schedule; None if unreadable."""
     try:
         table = parse_table(path / label, 2, label)
     except SequenceError as exc:
         problems.append(str(exc))
-        return
-    if table.columns != FRAME_COLUMNS:
-        problems.append(
-            f"{label}: header {','.join(table.columns)}, expected {','.join(FRAME_COLUMNS)}"
-        )
-        return
+        return None
+    if table.columns != columns:
+        problems.append(f"{label}: header {','.join(table.columns)}, expected {','.join(columns)}")
+        return None
     n = len(table.ints)
     wrong = np.flatnonzero(table.ints[:, 0] != np.arange(n))
     _add_limited(
-        problems,
-        [f"{label} line {i + 2}: frame {table.ints[i, 0]}, expected {i}" for i in wrong],
+        problems, [f"{label} line {i + 2}: {what} {table.ints[i, 0]}, expected {i}" for i in wrong]
     )
     _check_values(label, table, problems)
     _check_quaternions(label, table.values[:, 3:], problems)
+    _check_times(name, label, what, table.ints[:, 1], info, ctx, problems)
+    return table
+
+
+def _check_unlisted(folder: Path, listed: set[str], label: str, problems: list[str]) -> None:
+    """Files in `folder` that the stream's table does not list."""
+    present = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+    rel = f"{folder.parent.name}/{folder.name}"
+    _add_limited(problems, [f"{rel}/{f}: not listed in {label}" for f in sorted(present - listed)])
+
+
+def _check_camera(
+    path: Path, name: str, info: dict, ctx: _Context, problems: list[str], checked: dict
+) -> None:
+    label = f"{name}/{FRAMES_FILE}"
+    table = _indexed_poses(path, name, label, FRAME_COLUMNS, "frame", info, ctx, problems)
+    if table is None:
+        return
+    n = len(table.ints)
     t_ns = table.ints[:, 1]
-    _check_times(name, label, "frame", t_ns, info, ctx, problems)
     _check_boxes(path, name, t_ns, ctx, problems)
 
     width, height = info.get("width"), info.get("height")
@@ -229,10 +252,7 @@ def _check_camera(
         _add_limited(problems, [p for found in results for p in found])
     for kind in IMAGE_KINDS:
         listed = {frame_path(Path(), kind, i).name for i in range(n)}
-        folder = path / name / kind
-        present = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
-        extra = sorted(present - listed)
-        _add_limited(problems, [f"{name}/{kind}/{f}: not listed in {label}" for f in extra])
+        _check_unlisted(path / name / kind, listed, label, problems)
     checked["frames"] += n
     checked["files"] += n * len(IMAGE_KINDS)
 
@@ -242,24 +262,10 @@ def _check_lidar(
 ) -> None:
     """scans.csv like frames.csv; every points file decoded and its fields checked."""
     label = f"{name}/{SCANS_FILE}"
-    try:
-        table = parse_table(path / label, 2, label)
-    except SequenceError as exc:
-        problems.append(str(exc))
-        return
-    if table.columns != SCAN_COLUMNS:
-        problems.append(
-            f"{label}: header {','.join(table.columns)}, expected {','.join(SCAN_COLUMNS)}"
-        )
+    table = _indexed_poses(path, name, label, SCAN_COLUMNS, "scan", info, ctx, problems)
+    if table is None:
         return
     n = len(table.ints)
-    wrong = np.flatnonzero(table.ints[:, 0] != np.arange(n))
-    _add_limited(
-        problems, [f"{label} line {i + 2}: scan {table.ints[i, 0]}, expected {i}" for i in wrong]
-    )
-    _check_values(label, table, problems)
-    _check_quaternions(label, table.values[:, 3:], problems)
-    _check_times(name, label, "scan", table.ints[:, 1], info, ctx, problems)
     rings, rate = info.get("rings"), info.get("rate_hz")
     if not _is_int(rings) or rings <= 0:
         problems.append(f"{name}: metadata.json gives no positive integer rings")
@@ -272,10 +278,7 @@ def _check_lidar(
         found.extend(_scan_problems(path, name, index, rings, sweep_ns, ctx))
     _add_limited(problems, found)
     listed = {points_path(Path(), i).name for i in range(n)}
-    folder = path / name / POINTS_DIR
-    present = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
-    extra = sorted(present - listed)
-    _add_limited(problems, [f"{name}/{POINTS_DIR}/{f}: not listed in {label}" for f in extra])
+    _check_unlisted(path / name / POINTS_DIR, listed, label, problems)
     checked["scans"] = checked.get("scans", 0) + n
     checked["files"] += n
 

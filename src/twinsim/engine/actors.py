@@ -114,8 +114,9 @@ class ActorDriver:
 
         With `robot_xy` given, people whose pelvis was last seen farther than
         `NEAR_ROBOT_M` from the robot keep their previous pose: they cannot touch it before
-        the next full update (one camera frame away), so physics is unchanged. Every step a
-        sensor observes must be a full update (`robot_xy=None`).
+        the next full update (one camera frame away), so physics is unchanged; flying objects,
+        which never touch it, keep theirs too. Every step a sensor observes must be a full
+        update (`robot_xy=None`).
         """
         for _, motion, mocap in self._people:
             if robot_xy is not None:
@@ -123,6 +124,8 @@ class ActorDriver:
                 if dx * dx + dy * dy > NEAR_ROBOT_M**2:
                     continue
             data.mocap_pos[mocap], data.mocap_quat[mocap] = motion.part_pos_quat(t_s)
+        if robot_xy is not None:
+            return
         model = self._model
         for f in self._flyers:
             pos, R, scale = f.motion.pose(t_s)

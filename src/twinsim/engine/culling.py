@@ -146,6 +146,7 @@ class ActorCulling:
         self._shadow_lights = np.flatnonzero(model.light_castshadow)
         self._cutoff = model.light_cutoff.copy()  # spotlight half-angle, degrees
         self._directional = np.asarray(model.light_type == mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+        self._lit_rooms: dict[int, tuple] = {}  # light → (its pose, the rooms it lights)
 
     def hidden(
         self, model: mujoco.MjModel, data: mujoco.MjData, cam_id: int, aspect: float
@@ -204,12 +205,15 @@ class ActorCulling:
         reach = np.arcsin(np.clip(radii / dist, 0.0, 1.0))
         cutoff = float(self._cutoff[light])
         in_cone = (angle <= np.deg2rad(cutoff) + reach) | (dist <= radii)
-        if cutoff < _WIDEST_SPOT_DEG:
-            tan = np.tan(np.deg2rad(cutoff)) * _FRUSTUM_MARGIN
-            cone = _Cone.pyramid(source, _frame_looking_along(axis), tan, tan)
-        else:
-            cone = _Cone(source, -axis[None, :])
-        seen = self._rooms.seen_rooms(source, cone)
+        key = (source.tobytes(), axis.tobytes())  # lights rarely move: reuse their rooms
+        if self._lit_rooms.get(light, (None,))[0] != key:
+            if cutoff < _WIDEST_SPOT_DEG:
+                tan = np.tan(np.deg2rad(cutoff)) * _FRUSTUM_MARGIN
+                cone = _Cone.pyramid(source, _frame_looking_along(axis), tan, tan)
+            else:
+                cone = _Cone(source, -axis[None, :])
+            self._lit_rooms[light] = (key, self._rooms.seen_rooms(source, cone))
+        seen = self._lit_rooms[light][1]
         return in_cone & self._rooms.in_rooms(seen, centers, radii)
 
 

@@ -216,3 +216,20 @@ def test_lidar_noise_on_a_recorded_lidar_sequence(tmp_path, gl_backend):
         np.testing.assert_allclose(b.points, direction * b.range[:, None], atol=1e-4)
     assert np.mean(kept) == pytest.approx(0.8, abs=0.03)
     assert np.std(np.concatenate(residuals)) == pytest.approx(0.02, rel=0.1)
+
+
+def test_render_time_exposure_is_not_blurred_twice(tmp_path, gl_backend):
+    """A camera recorded with exposure and a rolling shutter keeps them: the noise adds sensor
+    noise but no second blur or readout (recorded as zero draws)."""
+    from twinsim.config import load_config
+    from twinsim.sim import run
+
+    cam = ["width=16", "height=12", "rate_hz=10", "exposure_s=0.02"]
+    cam.append("rolling_shutter_readout_s=0.01")
+    cfg = load_config("tiny", [f"cameras.cam0.{c}" for c in cam], seed=5, duration_s=1.0)
+    src = run(cfg, tmp_path / "exposed")
+    out = apply_noise(src, tmp_path / "noisy", resolve_profile("grade", CHEAP_GRADE), seed=3)
+    drawn = open_sequence(out).metadata["noise"]["draws"]["cam0"]
+    assert drawn["rolling_shutter_readout_s"] == 0.0
+    assert set(drawn["frames"]["exposure_s"]) == {0.0} and len(drawn["frames"]["gain"]) == 10
+    assert validate_sequence(out).ok

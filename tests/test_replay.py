@@ -19,10 +19,12 @@ from twinsim.sequence import open_sequence, validate_sequence
 TWIN_ONLY_METADATA = {"twin"}
 
 
-@pytest.fixture(scope="module")
-def exact_twin(dynamic_sequence, tmp_path_factory) -> Path:
-    """An unmodified teleport replay of the shared dynamic sequence."""
-    return replay(dynamic_sequence, tmp_path_factory.mktemp("exact") / "twin")
+@pytest.fixture(scope="module", params=["copied", "rendered"])
+def exact_twin(dynamic_sequence, tmp_path_factory, request) -> Path:
+    """An unmodified teleport replay of the shared dynamic sequence: its camera frames copied
+    from the source (the default), or every frame rendered again."""
+    out = tmp_path_factory.mktemp(f"exact_{request.param}") / "twin"
+    return replay(dynamic_sequence, out, rerender=request.param == "rendered")
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +50,8 @@ def test_unmodified_teleport_replay_is_byte_identical(dynamic_sequence, exact_tw
     twin = meta_b["twin"]
     assert twin["source"] == str(dynamic_sequence.resolve())
     assert twin["mode"] == "teleport" and twin["variations"] == {}
+    copied = {} if "rendered" in exact_twin.parent.name else {"cam0": "all"}
+    assert twin["copied_from_source"] == copied
 
 
 def test_compare_reports_zero_deviation_and_unit_ssim(dynamic_sequence, exact_twin):
@@ -76,6 +80,7 @@ def test_static_twin_has_no_dynamic_instance_anywhere(dynamic_sequence, static_t
         assert {b["instance_id"] for b in frame.boxes} <= known
         assert frame.keypoints == {} and frame.dynamic_fraction == 0.0
     assert twin.metadata["twin"]["variations"] == {"static": True}
+    assert twin.metadata["twin"]["copied_from_source"] == {}  # the world changed: all rendered
     # the robot flew exactly as recorded
     assert (dynamic_sequence / "groundtruth_body" / "data.csv").read_bytes() == (
         static_twin / "groundtruth_body" / "data.csv"

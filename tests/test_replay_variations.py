@@ -11,6 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from conftest import digest_folder
 from twinsim.cli import app
 from twinsim.errors import ConfigError
 from twinsim.replay import (
@@ -54,15 +55,18 @@ VISUAL = {
 
 @pytest.fixture(scope="module")
 def visual_twins(source, tmp_path_factory) -> dict[str, Path]:
+    """Each visual twin, and `major` once more with every frame rendered again (no copies)."""
     root = tmp_path_factory.mktemp("visual")
-    return {name: replay(source, root / name, v) for name, v in VISUAL.items()}
+    twins = {name: replay(source, root / name, v) for name, v in VISUAL.items()}
+    twins["major rendered"] = replay(source, root / "rendered", VISUAL["major"], rerender=True)
+    return twins
 
 
 def _bytes(folder: Path, relative: str) -> bytes:
     return (folder / relative).read_bytes()
 
 
-@pytest.mark.parametrize("name", sorted(VISUAL))
+@pytest.mark.parametrize("name", [*sorted(VISUAL), "major rendered"])
 def test_visual_twins_keep_poses_depth_and_masks(source, visual_twins, name):
     twin = visual_twins[name]
     assert validate_sequence(twin).ok
@@ -79,6 +83,19 @@ def test_visual_twins_keep_poses_depth_and_masks(source, visual_twins, name):
         b = cv2.imread(str(twin / f"cam0/rgb/{i:06d}.png")).astype(float)
         rgb_change.append(np.abs(a - b).mean())
     assert min(rgb_change) > 3.0  # visibly different in every frame
+
+
+def test_copied_frames_are_what_rendering_again_gives(source, visual_twins):
+    """A visual twin takes depth, masks and boxes from its source and renders only colour;
+    rendering every frame again gives the same bytes in every file."""
+    copied, rendered = visual_twins["major"], visual_twins["major rendered"]
+    a, b = digest_folder(copied), digest_folder(rendered)
+    assert set(a) == set(b) and {p for p in a if a[p] != b[p]} == {"metadata.json"}
+    twin_a = json.loads((copied / "metadata.json").read_text())["twin"]
+    twin_b = json.loads((rendered / "metadata.json").read_text())["twin"]
+    assert twin_a["copied_from_source"] == {"cam0": "depth, masks, boxes"}
+    assert twin_b["copied_from_source"] == {}
+    assert twin_a | {"copied_from_source": {}} == twin_b
 
 
 def test_night_is_dark_and_fog_pulls_far_pixels_to_the_fog_colour(source, visual_twins):
@@ -152,6 +169,8 @@ def test_changing_a_camera_keeps_its_other_settings(source):
 
 def test_new_materials_keep_geometry(source, stereo_twin):
     a, b = open_sequence(source), open_sequence(stereo_twin)
+    # cam0 is unchanged: its depth and masks are the source's, only its colour is rendered
+    assert b.metadata["twin"]["copied_from_source"] == {"cam0": "depth, masks, boxes"}
     assert a.scene.objects == b.scene.objects and a.scene.textures != b.scene.textures
     fa, fb = a.camera("cam0")[5], b.camera("cam0")[5]
     assert np.array_equal(fa.depth, fb.depth) and np.array_equal(fa.instance, fb.instance)
@@ -238,3 +257,11 @@ def test_cli_replay_static_fog_night(source, tmp_path):
         app, ["replay", str(source), "--out", str(tmp_path / "x"), "--fog", "3"]
     )
     assert bad.exit_code == 2 and "fog" in bad.output and not (tmp_path / "x").exists()
+
+
+def test_cli_rerender_renders_every_frame(source, tmp_path):
+    out = tmp_path / "dusk"
+    args = ["replay", str(source), "--out", str(out), "--light", "dusk", "--rerender"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert open_sequence(out).metadata["twin"]["copied_from_source"] == {}

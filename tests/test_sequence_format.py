@@ -28,6 +28,8 @@ from twinsim.sequence import (
     summarize_sequence,
     validate_sequence,
 )
+from twinsim.sequence.frames import CopiedFrame, FrameSource
+from twinsim.sequence.layout import frame_path
 
 PHYSICS_HZ = 240
 STEPS = (241, 281)  # starts off every grid, so the first sample of each stream is rounded up
@@ -488,3 +490,37 @@ def test_uint8_semantic_round_trips_and_closed_writer_refuses_rows(tmp_path, dat
         writer.write_frame("cam0", frame8)
     got = open_sequence(tmp_path / "s").camera("cam0")[0].semantic
     assert got.dtype == np.uint8 and np.array_equal(got, frame8.semantic)
+
+
+def test_copied_frames_keep_the_source_bytes(written, data, tmp_path):
+    """A twin's unchanged camera copies its source's frames: image files and boxes lines as
+    they are, a new colour image encoded where one is given; mismatched frames are refused."""
+    source = open_sequence(written).camera("cam0")
+    frames = FrameSource(source.folder, source.t_ns, source.boxes_lines, colour=True)
+    new_rgb = np.full_like(data.frames[0].rgb, 7)
+    scene = _scene()
+    out = tmp_path / "twin"
+    with SequenceWriter(out, scene.to_json(), _metadata(scene)) as writer:
+        writer.add_camera("cam0")
+        writer.add_table("imu0", IMU_COLUMNS)
+        writer.add_table("groundtruth_body", POSE_COLUMNS)
+        for want in data.frames:
+            rgb = new_rgb if want.index == 1 else None
+            copied = frames.frame(want.index, want.t_ns, want.T_world_cam, rgb)
+            writer.write_copied_frame("cam0", copied)
+        with pytest.raises(ValueError, match="no frame"):
+            frames.frame(0, data.frames[0].t_ns + 1, np.eye(4))
+        later, first_line = int(source.t_ns[-1]) + 1, source.boxes_lines[0]
+        wrong = CopiedFrame(len(data.frames), later, source.folder, first_line, np.eye(4))
+        with pytest.raises(ValueError, match="copied boxes line is frame 0"):
+            writer.write_copied_frame("cam0", wrong)
+        writer.close()
+    for name in ("frames.csv", "boxes.jsonl"):
+        assert (out / "cam0" / name).read_bytes() == (written / "cam0" / name).read_bytes()
+    for i in range(len(data.frames)):
+        for kind in ("rgb", "depth", "instance", "semantic"):
+            rel = frame_path(Path("cam0"), kind, i)
+            same = (out / rel).read_bytes() == (written / rel).read_bytes()
+            assert same == (kind != "rgb" or i != 1), rel
+    assert np.array_equal(open_sequence(out).camera("cam0")[1].rgb, new_rgb)
+    assert frames.dynamic_fraction(0) == data.frames[0].dynamic_fraction

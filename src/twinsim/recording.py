@@ -18,7 +18,7 @@ from twinsim.config import TwinsimConfig
 from twinsim.geometry import T_to_pos_quat_xyzw, pose_to_T
 from twinsim.robots.controller import Setpoint
 from twinsim.robots.drone import JOINT_NAMES
-from twinsim.scene.spec import SceneSpec
+from twinsim.scene.spec import SceneSpec, SensorSpec
 from twinsim.sensors.annotate import annotate_frame
 from twinsim.sensors.events import EventSimulator, log_intensity
 from twinsim.sensors.exposure import (
@@ -30,6 +30,7 @@ from twinsim.sensors.exposure import (
 from twinsim.sensors.lidar import LidarScanner
 from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
 from twinsim.sequence import SequenceWriter, step_to_ns
+from twinsim.sequence.frames import FrameSource
 
 POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
 ODOM_COLUMNS = (*POSE_COLUMNS, "vx", "vy", "vz", "wx", "wy", "wz")
@@ -47,8 +48,18 @@ ROBOT_STATE_COLUMNS = tuple(
 class StreamRecorder:
     """Declares the run's streams on a writer and fills them step by step."""
 
-    def __init__(self, cfg: TwinsimConfig, scene: SceneSpec, world, writer: SequenceWriter) -> None:
+    def __init__(
+        self,
+        cfg: TwinsimConfig,
+        scene: SceneSpec,
+        world,
+        writer: SequenceWriter,
+        frame_sources: dict[str, FrameSource] | None = None,
+    ) -> None:
+        """`frame_sources`: cameras whose frames are taken from a recorded stream (a twin's
+        unchanged cameras, `twinsim.replay.reuse`), rendering at most their colour pass."""
         self.hz = hz = cfg.sim.physics_hz
+        self._sources = frame_sources or {}
         self.world, self.writer = world, writer
         self.cameras = [s for s in scene.sensors if s.type == "camera"]
         self.imus = [s for s in scene.sensors if s.type == "imu"]
@@ -115,22 +126,33 @@ class StreamRecorder:
             writer.append("odometry", t_ns, np.concatenate([pose, vel[3:], vel[:3]]))
         for cam in self.cameras:
             if k % self.period[cam.name] == 0:
-                exposure = self._exposure.get(cam.name)
-                rendered = None if exposure is None else exposure.render(k, self._history)
-                frame = annotate_frame(
-                    world, cam, self._frames[cam.name], t_ns, k / self.hz, rendered
-                )
-                writer.write_frame(cam.name, frame)
+                fraction = self._camera_frame(cam, k, t_ns)
                 if cam is self.cameras[0]:
-                    self._fractions.append(frame.dynamic_fraction)
+                    self._fractions.append(fraction)
                 self._frames[cam.name] += 1
         for scanner in self._scanners:
             self._lidar_step(scanner, k, t_ns)
         for cam in self.event_cameras:
             if k % self.period[cam.name] == 0:
-                rgb = world.render(cam.name, cam.width, cam.height).rgb
+                rgb = world.render_rgb(cam.name, cam.width, cam.height)
                 batch = self._events[cam.name].update(t_ns, log_intensity(rgb, cam.events.log_eps))
                 writer.append_events(cam.name, batch.x, batch.y, batch.t_ns, batch.polarity)
+
+    def _camera_frame(self, cam: SensorSpec, k: int, t_ns: int) -> float:
+        """Render (or take from the source) and write the camera's frame; its dynamic share."""
+        index, source = self._frames[cam.name], self._sources.get(cam.name)
+        if source is not None:
+            rgb = None
+            if not source.colour:
+                rgb = self.world.render_rgb(cam.name, cam.width, cam.height)
+            T_world_cam = self.world.T_world_cam(cam.name)
+            self.writer.write_copied_frame(cam.name, source.frame(index, t_ns, T_world_cam, rgb))
+            return source.dynamic_fraction(index)
+        exposure = self._exposure.get(cam.name)
+        rendered = None if exposure is None else exposure.render(k, self._history)
+        frame = annotate_frame(self.world, cam, index, t_ns, k / self.hz, rendered)
+        self.writer.write_frame(cam.name, frame)
+        return frame.dynamic_fraction
 
     def _lidar_step(self, scanner: LidarScanner, k: int, t_ns: int) -> None:
         """Cast the sector of step k of the current sweep; a sweep starts on the LiDAR's grid."""

@@ -84,6 +84,10 @@ def replay_command(
     stereo_size: Annotated[str, typer.Option(help="Stereo image size WIDTHxHEIGHT.")] = "640x480",
     stereo_rate: Annotated[int, typer.Option(help="Stereo frame rate (Hz).")] = 30,
     seed: Annotated[int | None, typer.Option(help="Seed of added actors and weather.")] = None,
+    rerender: Annotated[
+        bool,
+        typer.Option(help="Render every frame again, even those the source holds (slower)."),
+    ] = False,
 ) -> None:
     """Replay a sequence exactly (teleport) or through its controllers, optionally as a twin."""
     from twinsim.replay.replay import replay
@@ -130,7 +134,7 @@ def replay_command(
             }
         variations = merge_variations(base, {k: v for k, v in given.items() if v is not None})
         with progress_bar("replaying", "steps") as report:
-            replay(source, out, variations, mode, progress=report)
+            replay(source, out, variations, mode, progress=report, rerender=rerender)
     except TwinsimError as exc:
         fail(exc)
     console.print(f"twin written to [bold]{out}[/]")

@@ -73,11 +73,40 @@ class CameraRenderer:
         self.render_raw(data)
         return RenderedFrame(self._rgb[::-1].copy(), self._metric_depth(), self._geom_ids())
 
+    def render_rgb(self, data: mujoco.MjData) -> np.ndarray:
+        """Only the colour image of the current state (new array): a twin that takes depth and
+        masks from its source skips the depth read-back and the segmentation pass."""
+        self._update_scene(data)
+        self._colour_pass(None)
+        return self._rgb[::-1].copy()
+
     def render_raw(self, data: mujoco.MjData) -> None:
         """The bare MuJoCo cost of a frame: one RGB+depth pass and one segmentation pass, read back.
 
         Benchmarks divide the pipeline's frame time by this.
         """
+        self._update_scene(data)
+        self._colour_pass(self._zbuf)
+        flags = self._scene.flags
+        flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 1
+        try:
+            mujoco.mjr_render(self._rect, self._scene, self._ctx)
+            mujoco.mjr_readPixels(self._seg, None, self._rect, self._ctx)
+        finally:
+            flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 0
+
+    def _colour_pass(self, zbuf: np.ndarray | None) -> None:
+        """Render the updated scene in colour (with fog, if any); read RGB and, if given, depth."""
+        flags = self._scene.flags
+        flags[mujoco.mjtRndFlag.mjRND_FOG] = self._fog
+        try:
+            mujoco.mjr_render(self._rect, self._scene, self._ctx)
+            mujoco.mjr_readPixels(self._rgb, zbuf, self._rect, self._ctx)
+        finally:
+            flags[mujoco.mjtRndFlag.mjRND_FOG] = 0
+
+    def _update_scene(self, data: mujoco.MjData) -> None:
+        """Make the GL context current and update the scene, culled actor geoms left out."""
         self._gl.make_current()
         model = self._model
         groups = model.geom_group
@@ -95,17 +124,6 @@ class CameraRenderer:
             self._update_segid_lut()
         finally:
             groups[hidden] = saved
-        flags = self._scene.flags
-        flags[mujoco.mjtRndFlag.mjRND_FOG] = self._fog
-        mujoco.mjr_render(self._rect, self._scene, self._ctx)
-        mujoco.mjr_readPixels(self._rgb, self._zbuf, self._rect, self._ctx)
-        flags[mujoco.mjtRndFlag.mjRND_FOG] = 0
-        flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 1
-        try:
-            mujoco.mjr_render(self._rect, self._scene, self._ctx)
-            mujoco.mjr_readPixels(self._seg, None, self._rect, self._ctx)
-        finally:
-            flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 0
 
     def _metric_depth(self) -> np.ndarray:
         z = self._zbuf[::-1]

@@ -148,6 +148,10 @@ class World:
         """Render a camera at the current state (renderers are created on first use)."""
         return self._renderer(camera, width, height).render(self.data)
 
+    def render_rgb(self, camera: str, width: int, height: int) -> np.ndarray:
+        """Only the colour image of a camera at the current state (no depth, no masks)."""
+        return self._renderer(camera, width, height).render_rgb(self.data)
+
     def render_at(
         self, camera: str, width: int, height: int, qpos: np.ndarray, t_s: float
     ) -> RenderedFrame:

@@ -230,6 +230,11 @@ def _write_camera(seq, writer, stream, profile: NoiseProfile, seed: int, draws: 
     rgb_on, depth_on = profile.rgb.enabled, profile.depth.enabled
     poses = _camera_poses(seq, stream) if rgb_on else None
     readout = readout_draw(profile.rgb, rng) if rgb_on else 0.0
+    # blur and rolling shutter simulated at render time are in the images already
+    info = seq.stream_info(stream)
+    blurred = float(info.get("exposure_s", 0.0)) > 0.0
+    if float(info.get("rolling_shutter_readout_s", 0.0)) > 0.0:
+        readout = 0.0
     reflective = _reflective_ids(seq, profile.depth.reflective_min) if depth_on else None
     frames_drawn = []
     writer.add_camera(stream)
@@ -237,6 +242,8 @@ def _write_camera(seq, writer, stream, profile: NoiseProfile, seed: int, draws: 
         rgb, depth = frame.rgb, frame.depth
         if rgb_on:
             drawn = frame_draws(profile.rgb, rng)
+            if blurred:
+                drawn["exposure_s"] = 0.0
             frames_drawn.append(drawn)
             t_s = poses.seconds(frame.t_ns)
             rgb = add_rgb_noise(

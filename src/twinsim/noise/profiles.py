@@ -114,7 +114,9 @@ class NoiseProfile(_Section):
     lidar: LidarNoise = LidarNoise()
 
 
-# GRADE's released IMU noise: RotorS' ADIS16448 defaults (turn-on biases as RotorS has them)
+# GRADE's released IMU noise: RotorS' ADIS16448 defaults (its gazebo_imu_plugin): gyro white
+# 2·35/3600 °/s/√Hz, bias walk 2·4/3600 °/s²/√Hz, turn-on σ 0.5 °/s; accelerometer white
+# 2·2e-3 m/s²/√Hz, bias walk 2·3e-3 m/s³/√Hz, turn-on σ 20e-3 · 9.8 m/s² (checked in its source)
 _ROTORS_IMU = ImuNoise(
     enabled=True,
     gyro_noise_density=3.394e-4,

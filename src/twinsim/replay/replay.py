@@ -33,6 +33,7 @@ from twinsim.replay.actors import remove_actors
 from twinsim.replay.light import look_for, relight
 from twinsim.replay.materials import rematerial
 from twinsim.replay.populate import add_actors
+from twinsim.replay.reuse import reusable_cameras
 from twinsim.replay.sensors import twin_sensors
 from twinsim.replay.source import ReplaySource, load_source
 from twinsim.replay.variations import ReplayMode, Variations
@@ -42,7 +43,9 @@ from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.camera import intrinsics
 from twinsim.sequence import SequenceWriter
-from twinsim.sequence.frames import CameraFrame
+from twinsim.sequence.frames import CameraFrame, CopiedFrame
+from twinsim.sequence.images import read_npy
+from twinsim.sequence.layout import frame_path
 from twinsim.sequence.writer import check_output_folder
 from twinsim.sim import StepRange, build_metadata
 
@@ -113,21 +116,37 @@ class _WeatherWriter:
             if s.type == "camera"
         }
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weather")
-        self._pending: deque[tuple[str, CameraFrame, Future]] = deque()
+        self._pending: deque[tuple[Callable, str, CameraFrame | CopiedFrame, Future | None]]
+        self._pending = deque()
 
     def __getattr__(self, name: str):
         return getattr(self._writer, name)
 
     def write_frame(self, name: str, frame: CameraFrame) -> None:
-        args = (frame.rgb, frame.depth, self._K[name], frame.T_world_cam, frame.t_ns / 1e9)
-        self._pending.append((name, frame, self._pool.submit(self._weather.apply, *args)))
+        self._queue(self._writer.write_frame, name, frame, frame.depth)
+
+    def write_copied_frame(self, name: str, frame: CopiedFrame) -> None:
+        """A copied frame with a new colour image gets weather; one copied whole has it."""
+        if frame.rgb is None:
+            self._queue(self._writer.write_copied_frame, name, frame, None)
+        else:
+            depth = read_npy(frame_path(frame.source, "depth", frame.index), name)
+            self._queue(self._writer.write_copied_frame, name, frame, depth)
+
+    def _queue(self, write: Callable, name: str, frame, depth: np.ndarray | None) -> None:
+        future = None
+        if depth is not None:
+            args = (frame.rgb, depth, self._K[name], frame.T_world_cam, frame.t_ns / 1e9)
+            future = self._pool.submit(self._weather.apply, *args)
+        self._pending.append((write, name, frame, future))
         while len(self._pending) > _WEATHER_IN_FLIGHT:
             self._write_oldest()
 
     def _write_oldest(self) -> None:
-        name, frame, future = self._pending.popleft()
-        frame.rgb = future.result()
-        self._writer.write_frame(name, frame)
+        write, name, frame, future = self._pending.popleft()
+        if future is not None:
+            frame.rgb = future.result()
+        write(name, frame)
 
     def flush(self) -> None:
         """Write every frame still being composited (before the writer closes)."""
@@ -165,8 +184,13 @@ def replay(
     variations: Variations | None = None,
     mode: ReplayMode | str = ReplayMode.teleport,
     progress: ProgressCallback | None = None,
+    rerender: bool = False,
 ) -> Path:
-    """Replay the sequence `source` into the new folder `out` with `variations` applied."""
+    """Replay the sequence `source` into the new folder `out` with `variations` applied.
+
+    Camera frames the source provably holds already are copied (`twinsim.replay.reuse`);
+    `rerender` renders every frame again instead (slower; the same bytes).
+    """
     out, mode = Path(out), ReplayMode(mode)
     check_output_folder(out)
     src = load_source(source)
@@ -186,6 +210,11 @@ def replay(
         plan.weather.get("smoke", 0.0),
         int(plan.weather.get("seed", 0)),
     )
+    same_look = (plan.look, plan.weather) == _inherited(src)
+    reused = reusable_cameras(src, cfg, scene, same_look, mode, rerender)
+    metadata["twin"]["copied_from_source"] = {
+        name: "all" if s.colour else "depth, masks, boxes" for name, s in reused.items()
+    }
     world = World(scene, cfg.render, cfg.sim.physics_hz, plan.look)
     scene_json = src.scene_json if scene == src.scene else scene.to_json()
     try:
@@ -193,7 +222,7 @@ def replay(
             out, scene_json, metadata, rgb_png_level=cfg.output.rgb_png_level
         ) as writer:
             target = _WeatherWriter(writer, weather, scene) if weather.active else writer
-            recorder = StreamRecorder(cfg, scene, world, target)
+            recorder = StreamRecorder(cfg, scene, world, target, reused)
             try:
                 _drive(src, world, recorder, mode, cfg.sim.physics_hz, progress)
                 statistics = recorder.statistics()

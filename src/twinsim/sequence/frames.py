@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -50,3 +52,44 @@ class Frame:
     keypoints: dict[int, np.ndarray] = field(default_factory=dict)
     joints_world: dict[int, np.ndarray] = field(default_factory=dict)
     dynamic_fraction: float = 0.0
+
+
+@dataclass
+class CopiedFrame:
+    """A frame taken file for file from another sequence's camera stream (a twin that provably
+    sees the same): depth, masks and its boxes.jsonl line as they are; the colour image too
+    unless `rgb` (H, W, 3) uint8 gives a new one. `T_world_cam` is this run's pose."""
+
+    index: int
+    t_ns: int
+    source: Path  # the source camera folder
+    boxes_line: str  # the source frame's boxes.jsonl line, verbatim
+    T_world_cam: np.ndarray
+    rgb: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class FrameSource:
+    """A recorded camera stream whose frames a new stream of the same camera takes as they are.
+
+    `colour`: whether the colour images are taken too (else the caller renders them anew).
+    """
+
+    folder: Path
+    t_ns: np.ndarray  # (N,) int64
+    boxes_lines: tuple[str, ...]
+    colour: bool
+
+    def frame(
+        self, index: int, t_ns: int, T_world_cam: np.ndarray, rgb: np.ndarray | None = None
+    ) -> CopiedFrame:
+        """Frame `index` of the source as frame `index` of the new stream, at the same time."""
+        if index >= len(self.t_ns) or int(self.t_ns[index]) != t_ns:
+            raise ValueError(
+                f"{self.folder.name}: the source has no frame {index} at t_ns {t_ns} to copy"
+            )
+        return CopiedFrame(index, t_ns, self.folder, self.boxes_lines[index], T_world_cam, rgb)
+
+    def dynamic_fraction(self, index: int) -> float:
+        """The recorded share of pixels on dynamic instances in frame `index`."""
+        return float(json.loads(self.boxes_lines[index]).get("dynamic_fraction", 0.0))

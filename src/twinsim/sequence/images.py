@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import cv2
@@ -39,6 +40,14 @@ def write_npy(path: Path, array: np.ndarray) -> None:
             np.save(f, array, allow_pickle=False)
     except OSError as exc:
         raise OutputFolderError(f"{path}: cannot be written ({exc})") from None
+
+
+def copy_image(source: Path, path: Path) -> None:
+    """Copy a frame's image file from another sequence as it is (a twin's unchanged frame)."""
+    try:
+        shutil.copyfile(source, path)
+    except OSError as exc:
+        raise OutputFolderError(f"{path}: cannot be copied from {source} ({exc})") from None
 
 
 def read_png(path: Path, name: str) -> np.ndarray:

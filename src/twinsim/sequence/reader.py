@@ -215,6 +215,11 @@ class CameraStream:
     def __len__(self) -> int:
         return len(self.t_ns)
 
+    @property
+    def boxes_lines(self) -> tuple[str, ...]:
+        """Every frame's boxes.jsonl line as stored (a twin copies unchanged frames verbatim)."""
+        return tuple(self._boxes)
+
     def __iter__(self) -> Iterator[Frame]:
         for index in range(len(self)):
             yield self[index]

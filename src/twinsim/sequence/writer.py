@@ -24,8 +24,8 @@ import cv2
 import numpy as np
 
 from twinsim.errors import OutputFolderError
-from twinsim.sequence.frames import CameraFrame
-from twinsim.sequence.images import write_npy, write_png
+from twinsim.sequence.frames import CameraFrame, CopiedFrame
+from twinsim.sequence.images import copy_image, write_npy, write_png
 from twinsim.sequence.layout import (
     BOXES_FILE,
     FRAME_COLUMNS,
@@ -187,13 +187,7 @@ class SequenceWriter:
 
     def write_frame(self, name: str, frame: CameraFrame) -> None:
         """Queue a frame's images for writing and record its pose and boxes (in index order)."""
-        camera = self._cameras.get(name)
-        if camera is None or self._closed:
-            raise ValueError(
-                f"{name}: not an open camera stream (add_camera first; not after close)"
-            )
-        if operator.index(frame.index) != camera.count:
-            raise ValueError(f"{name}: frame index {frame.index}, expected {camera.count}")
+        camera = self._open_camera(name, frame.index)
         t_ns = _later_time(name, frame.t_ns, camera.last_t_ns)
         images = _frame_images(name, frame, camera)
         pose = pose_to_row(frame.T_world_cam)
@@ -215,6 +209,38 @@ class SequenceWriter:
         )
         camera.frames.write(format_row((camera.count, t_ns), pose))
         camera.boxes.write(boxes + "\n")
+        camera.count += 1
+        camera.last_t_ns = t_ns
+
+    def write_copied_frame(self, name: str, frame: CopiedFrame) -> None:
+        """Record a frame taken from another sequence: its image files are copied (the colour
+        image encoded instead when `frame.rgb` is given) and its boxes line kept verbatim."""
+        camera = self._open_camera(name, frame.index)
+        t_ns = _later_time(name, frame.t_ns, camera.last_t_ns)
+        record = json.loads(frame.boxes_line)
+        if (record.get("frame"), record.get("t_ns")) != (camera.count, t_ns):
+            raise ValueError(
+                f"{name}: copied boxes line is frame {record.get('frame')} at "
+                f"{record.get('t_ns')}, expected frame {camera.count} at {t_ns}"
+            )
+        bgr = None
+        if frame.rgb is not None:
+            rgb = np.asarray(frame.rgb)
+            if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
+                raise ValueError(f"{name}: frame {frame.index} rgb is {rgb.dtype}{rgb.shape}")
+            bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+        self._wait_for_room()
+        futures = []
+        for kind in IMAGE_KINDS:
+            if kind == "rgb" and bgr is not None:
+                futures.append(self._submit_image("rgb", camera, bgr))
+            else:
+                source = frame_path(frame.source, kind, frame.index)
+                target = frame_path(camera.folder, kind, camera.count)
+                futures.append(self._pool.submit(copy_image, source, target))
+        self._in_flight.append(futures)
+        camera.frames.write(format_row((camera.count, t_ns), pose_to_row(frame.T_world_cam)))
+        camera.boxes.write(frame.boxes_line.rstrip("\n") + "\n")
         camera.count += 1
         camera.last_t_ns = t_ns
 
@@ -329,6 +355,17 @@ class SequenceWriter:
         own = info.get("type") if info.get("type") in _SPECIAL_TYPES else "table"
         if own != kind:
             raise ValueError(f"stream {stream!r} has type {info.get('type')!r}: use add_{own}")
+
+    def _open_camera(self, name: str, index: int) -> _Camera:
+        """The open camera stream `name`, checking that frame `index` is the next one."""
+        camera = self._cameras.get(name)
+        if camera is None or self._closed:
+            raise ValueError(
+                f"{name}: not an open camera stream (add_camera first; not after close)"
+            )
+        if operator.index(index) != camera.count:
+            raise ValueError(f"{name}: frame index {index}, expected {camera.count}")
+        return camera
 
     def _wait_for_room(self) -> None:
         """Block until fewer than MAX_FRAMES_IN_FLIGHT frames are pending, re-raising I/O errors."""

@@ -1,0 +1,70 @@
+"""Which camera streams a twin takes from its source instead of rendering them again.
+
+A teleport twin repeats every pose bit for bit. A camera whose spec, render settings and world
+geometry (rooms, furniture, people, flying objects) are those of the source therefore sees the
+same depth, masks, boxes and keypoints, and a twin copies them file by file; if the world's look
+(lights, materials, textures, fog, weather) is the source's too, so are its colour images. A
+camera whose look changed renders only its colour pass. Rendering is deterministic, so this is
+what rendering again would give: `rerender=True` renders everything, and the tests compare both.
+Sources made by another twinsim version are always rendered again, as are cameras with
+render-time exposure effects whose look changed (their masks come from sub-frame renders).
+"""
+
+from __future__ import annotations
+
+from twinsim._version import __version__
+from twinsim.replay.source import ReplaySource
+from twinsim.replay.variations import ReplayMode
+from twinsim.scene.spec import SceneSpec
+from twinsim.sensors.exposure import has_exposure_effects
+from twinsim.sequence import open_sequence
+from twinsim.sequence.frames import FrameSource
+
+
+def _geometry(scene: SceneSpec) -> SceneSpec:
+    """The scene without what only changes colours (and without its sensors)."""
+    return scene.model_copy(update={"textures": (), "materials": (), "lights": (), "sensors": ()})
+
+
+def _look(scene: SceneSpec) -> tuple:
+    """What colours the images besides geometry; a robot lamp is aimed along the first camera."""
+    first = next((s for s in scene.sensors if s.type == "camera"), None)
+    return scene.textures, scene.materials, scene.lights, first
+
+
+def reusable_cameras(
+    source: ReplaySource,
+    config,
+    scene: SceneSpec,
+    same_look: bool,
+    mode: ReplayMode,
+    rerender: bool = False,
+) -> dict[str, FrameSource]:
+    """The twin's cameras whose frames the source already holds (see the module docstring).
+
+    `same_look`: the twin's look and weather are the source's (no visual variation).
+    """
+    if rerender or mode is not ReplayMode.teleport:
+        return {}
+    if source.metadata.get("twinsim_version") != __version__:
+        return {}
+    if config.render != source.config.render or _geometry(scene) != _geometry(source.scene):
+        return {}
+    colour = (
+        same_look
+        and _look(scene) == _look(source.scene)
+        and config.output == source.config.output  # the RGB PNG level
+    )
+    if not colour and config.render.reflections:  # mirrors would show the new look in masks
+        return {}
+    recorded = {s.name: s for s in source.scene.sensors if s.type == "camera"}
+    sequence = open_sequence(source.path)
+    reused = {}
+    for cam in scene.sensors:
+        if cam.type != "camera" or recorded.get(cam.name) != cam:
+            continue
+        if not colour and has_exposure_effects(cam):
+            continue
+        stream = sequence.camera(cam.name)
+        reused[cam.name] = FrameSource(stream.folder, stream.t_ns, stream.boxes_lines, colour)
+    return reused

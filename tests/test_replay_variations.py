@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import digest_folder
+from twinsim.actors.human import motion_for
 from twinsim.cli import app
 from twinsim.errors import ConfigError
 from twinsim.replay import (
@@ -26,6 +27,7 @@ from twinsim.replay import (
 from twinsim.replay.replay import plan_twin
 from twinsim.replay.source import load_source
 from twinsim.replay.weather import Weather
+from twinsim.scene.placement import PEOPLE_CELL_M, animation_trace
 from twinsim.sequence import open_sequence, validate_sequence
 
 SOURCE_OVERRIDES = (
@@ -241,6 +243,16 @@ def test_added_people_keep_clear_of_the_robot_path(source):
         waypoints = np.asarray(person.motion.waypoints)
         gap = np.linalg.norm(waypoints[:, None, :] - robot_xy[None, ::24, :], axis=2).min()
         assert gap > 0.3
+    # the added people keep out of the recorded people's traces, as placed people do
+    total_s = src.config.sim.bootstrap_s + src.config.sim.duration_s
+
+    def cells(person) -> set:
+        trace = animation_trace(motion_for(person), total_s)
+        return set(map(tuple, np.floor(trace / PEOPLE_CELL_M).astype(int)))
+
+    recorded = set().union(*(cells(p) for p in src.scene.people))
+    limit = src.config.people.max_trace_intersections
+    assert all(len(cells(p) & recorded) <= limit for p in new)
 
 
 def test_cli_replay_static_fog_night(source, tmp_path):

@@ -1,15 +1,14 @@
 """Add people and flying objects to a recorded world, keeping clear of the recorded robot path.
 
 People are drawn and placed as in a generated world (GRADE's tries per person, rejected when
-the animation's 3D trace hits something), with two more obstacles: floor-to-ceiling columns
-along the path the robot flew (from the replayed log) and along the routes of the people
-already there. Flying objects are drawn as usual; they pass through the robot (no contact),
-so they never change its motion. New instance ids follow the largest recorded one.
+the animation's 3D trace hits something or the trace of a person placed before, here those
+already in the world too), with one more obstacle: floor-to-ceiling columns along the path the
+robot flew (from the replayed log). Flying objects are drawn as usual; they pass through the
+robot (no contact), so they never change its motion. New instance ids follow the largest
+recorded one.
 """
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 
@@ -20,7 +19,6 @@ from twinsim.scene.placement import place_people
 from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec, SceneSpec
 
 PATH_CLEARANCE_M = 0.6  # half width of the column kept free around the robot's path
-ROUTE_CLEARANCE_M = 0.4  # around the routes of people already in the world
 COLUMN_STEP_M = 0.25
 
 
@@ -40,15 +38,6 @@ def _columns(iid: int, name: str, xy: np.ndarray, half: float, height: float) ->
         for x, y in pts
     )
     return ObjectSpec(instance_id=iid, name=name, semantic_class="wall", pos=(0, 0, 0), geoms=geoms)
-
-
-def _route(person: PersonSpec) -> np.ndarray:
-    pts = np.asarray(person.motion.waypoints, dtype=float)
-    dense = [pts[0]]
-    for a, b in itertools.pairwise(pts):
-        n = max(1, int(np.ceil(np.linalg.norm(b - a) / COLUMN_STEP_M)))
-        dense += [a + (b - a) * s for s in np.linspace(0, 1, n + 1)[1:]]
-    return np.array(dense)
 
 
 def _renamed(person: PersonSpec, old: str, new: str) -> PersonSpec:
@@ -87,10 +76,6 @@ def add_actors(
     if people_cfg.count:
         h = scene.wall_height
         obstacles = [*scene.objects, _columns(65535, "robot_path", robot_xy, PATH_CLEARANCE_M, h)]
-        obstacles += [
-            _columns(65534 - k, f"route_{k}", _route(p), ROUTE_CLEARANCE_M, h)
-            for k, p in enumerate(scene.people)
-        ]
         result = generate_people(
             people_cfg,
             scene.rooms,
@@ -106,6 +91,7 @@ def add_actors(
                 rng,
                 people_cfg.placement_attempts,
                 people_cfg.max_trace_intersections,
+                occupied=scene.people,
             ),
         )
         first_pid = max((p.person_id for p in scene.people), default=-1) + 1

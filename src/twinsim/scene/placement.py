@@ -273,11 +273,13 @@ def place_people(
     attempts: int,
     max_intersections: int,
     motion_factory: MotionFactory = motion_for,
+    occupied: Sequence[PersonSpec] = (),
 ) -> PlacementResult:
     """GRADE's placement: pose tries per person, rejected when the trace collides.
 
     Candidates come at their proposed world pose; `duration_s` is the whole simulated time
-    (bootstrap included), so only the poses that will be played count.
+    (bootstrap included), so only the poses that will be played count. `occupied`: people
+    already in the world (a twin adding people), whose traces count as those placed before.
     """
     grid, solid = static_occupancy(static_objects, rooms, wall_height)
     solid_all = solid.ravel()
@@ -285,6 +287,8 @@ def place_people(
         grid.origin, grid.origin + np.array(grid.shape) * grid.cell, PEOPLE_CELL_M
     )
     taken = np.zeros(people_grid.shape, dtype=bool)
+    for person in occupied:
+        _mark(taken, people_grid, animation_trace(motion_factory(person), duration_s))
     rects, _ = _floor_plan(rooms)
     area = np.prod(rects[:, 2:] - rects[:, :2], axis=1)
     placed = []

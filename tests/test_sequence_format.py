@@ -28,7 +28,7 @@ from twinsim.sequence import (
     summarize_sequence,
     validate_sequence,
 )
-from twinsim.sequence.frames import CopiedFrame, FrameSource
+from twinsim.sequence.frames import CopiedFrame
 from twinsim.sequence.layout import frame_path
 
 PHYSICS_HZ = 240
@@ -496,8 +496,9 @@ def test_copied_frames_keep_the_source_bytes(written, data, tmp_path):
     """A twin's unchanged camera copies its source's frames: image files and boxes lines as
     they are, a new colour image encoded where one is given; mismatched frames are refused."""
     source = open_sequence(written).camera("cam0")
-    frames = FrameSource(source.folder, source.t_ns, source.boxes_lines, colour=True)
+    frames = source.frame_source(colour=True)
     new_rgb = np.full_like(data.frames[0].rgb, 7)
+    new_depth = np.full_like(data.frames[0].depth, 2.5)
     scene = _scene()
     out = tmp_path / "twin"
     with SequenceWriter(out, scene.to_json(), _metadata(scene)) as writer:
@@ -506,13 +507,14 @@ def test_copied_frames_keep_the_source_bytes(written, data, tmp_path):
         writer.add_table("groundtruth_body", POSE_COLUMNS)
         for want in data.frames:
             rgb = new_rgb if want.index == 1 else None
-            copied = frames.frame(want.index, want.t_ns, want.T_world_cam, rgb)
+            depth = new_depth if want.index == 2 else None
+            copied = frames.frame(want.index, want.t_ns, want.T_world_cam, rgb, depth)
             writer.write_copied_frame("cam0", copied)
         with pytest.raises(ValueError, match="no frame"):
             frames.frame(0, data.frames[0].t_ns + 1, np.eye(4))
-        later, first_line = int(source.t_ns[-1]) + 1, source.boxes_lines[0]
-        wrong = CopiedFrame(len(data.frames), later, source.folder, first_line, np.eye(4))
-        with pytest.raises(ValueError, match="copied boxes line is frame 0"):
+        later, lines = int(source.t_ns[-1]) + 1, (source.frame_lines[0], source.boxes_lines[0])
+        wrong = CopiedFrame(len(data.frames), later, source.folder, *lines, np.eye(4))
+        with pytest.raises(ValueError, match="copied lines are not frame 5"):
             writer.write_copied_frame("cam0", wrong)
         writer.close()
     for name in ("frames.csv", "boxes.jsonl"):
@@ -521,6 +523,7 @@ def test_copied_frames_keep_the_source_bytes(written, data, tmp_path):
         for kind in ("rgb", "depth", "instance", "semantic"):
             rel = frame_path(Path("cam0"), kind, i)
             same = (out / rel).read_bytes() == (written / rel).read_bytes()
-            assert same == (kind != "rgb" or i != 1), rel
-    assert np.array_equal(open_sequence(out).camera("cam0")[1].rgb, new_rgb)
+            assert same == ((kind, i) not in {("rgb", 1), ("depth", 2)}), rel
+    copy = open_sequence(out).camera("cam0")
+    assert np.array_equal(copy[1].rgb, new_rgb) and np.array_equal(copy[2].depth, new_depth)
     assert frames.dynamic_fraction(0) == data.frames[0].dynamic_fraction

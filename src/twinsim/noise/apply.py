@@ -1,9 +1,10 @@
 """`apply_noise`: a new sequence whose sensor streams carry the noise of a profile.
 
 Streams the profile changes (IMU tables, camera RGB and depth, LiDAR scans) are rewritten
-through `SequenceWriter`; every other stream (ground truth, odometry, joint and robot state) is
-copied file by file, byte-identical. The metadata keeps the source's and adds `noise`: the
-profile, every parameter, the seed and what was drawn once (biases, readout times, exposures).
+through `SequenceWriter`, a camera's masks, pose lines and boxes copied as they are; every other
+stream (ground truth, odometry, joint and robot state) is copied file by file, byte-identical.
+The metadata keeps the source's and adds `noise`: the profile, every parameter, the seed and
+what was drawn once (biases, readout times, exposures).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from twinsim.noise.profiles import NoiseError, NoiseProfile
 from twinsim.noise.rgb import add_rgb_noise, frame_draws, readout_draw
 from twinsim.sensors.spline_imu import POSE_STREAM, sequence_spline_imu
 from twinsim.sequence import (
-    CameraFrame,
     ImuData,
     LidarScan,
     SequenceReader,
@@ -238,8 +238,10 @@ def _write_camera(seq, writer, stream, profile: NoiseProfile, seed: int, draws: 
     reflective = _reflective_ids(seq, profile.depth.reflective_min) if depth_on else None
     frames_drawn = []
     writer.add_camera(stream)
+    # masks, poses and boxes are copied as they are; only the noisy images are written anew
+    source = cam.frame_source(colour=False)
     for frame in cam:
-        rgb, depth = frame.rgb, frame.depth
+        rgb = depth = None
         if rgb_on:
             drawn = frame_draws(profile.rgb, rng)
             if blurred:
@@ -253,29 +255,8 @@ def _write_camera(seq, writer, stream, profile: NoiseProfile, seed: int, draws: 
             depth = add_depth_noise(
                 frame.depth, profile.depth, rng, frame.rgb, reflective[frame.instance]
             )
-        people = [
-            {
-                "instance_id": iid,
-                "keypoints": frame.keypoints[iid].tolist(),
-                "joints_world": frame.joints_world.get(iid, np.zeros((0, 3))).tolist(),
-            }
-            for iid in frame.keypoints
-        ]
-        writer.write_frame(
-            stream,
-            CameraFrame(
-                index=frame.index,
-                t_ns=frame.t_ns,
-                rgb=rgb,
-                depth=depth,
-                instance=frame.instance,
-                semantic=frame.semantic,
-                T_world_cam=frame.T_world_cam,
-                boxes=frame.boxes,
-                people=people,
-                dynamic_fraction=frame.dynamic_fraction,
-            ),
-        )
+        copied = source.frame(frame.index, frame.t_ns, frame.T_world_cam, rgb, depth)
+        writer.write_copied_frame(stream, copied)
         yield frame.index
     if rgb_on:
         draws[stream] = {

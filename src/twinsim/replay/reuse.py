@@ -65,6 +65,5 @@ def reusable_cameras(
             continue
         if not colour and has_exposure_effects(cam):
             continue
-        stream = sequence.camera(cam.name)
-        reused[cam.name] = FrameSource(stream.folder, stream.t_ns, stream.boxes_lines, colour)
+        reused[cam.name] = sequence.camera(cam.name).frame_source(colour)
     return reused

@@ -57,15 +57,18 @@ class Frame:
 @dataclass
 class CopiedFrame:
     """A frame taken file for file from another sequence's camera stream (a twin that provably
-    sees the same): depth, masks and its boxes.jsonl line as they are; the colour image too
-    unless `rgb` (H, W, 3) uint8 gives a new one. `T_world_cam` is this run's pose."""
+    sees the same, or noise that changes some images): masks, its frames.csv and boxes.jsonl
+    lines verbatim, and the colour and depth images unless `rgb` / `depth` give new ones.
+    `T_world_cam` is the pose of that line, for whoever composites onto the image."""
 
     index: int
     t_ns: int
     source: Path  # the source camera folder
+    frame_line: str  # the source frame's frames.csv line, verbatim
     boxes_line: str  # the source frame's boxes.jsonl line, verbatim
     T_world_cam: np.ndarray
     rgb: np.ndarray | None = None
+    depth: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -77,18 +80,25 @@ class FrameSource:
 
     folder: Path
     t_ns: np.ndarray  # (N,) int64
+    frame_lines: tuple[str, ...]
     boxes_lines: tuple[str, ...]
     colour: bool
 
     def frame(
-        self, index: int, t_ns: int, T_world_cam: np.ndarray, rgb: np.ndarray | None = None
+        self,
+        index: int,
+        t_ns: int,
+        T_world_cam: np.ndarray,
+        rgb: np.ndarray | None = None,
+        depth: np.ndarray | None = None,
     ) -> CopiedFrame:
         """Frame `index` of the source as frame `index` of the new stream, at the same time."""
         if index >= len(self.t_ns) or int(self.t_ns[index]) != t_ns:
             raise ValueError(
                 f"{self.folder.name}: the source has no frame {index} at t_ns {t_ns} to copy"
             )
-        return CopiedFrame(index, t_ns, self.folder, self.boxes_lines[index], T_world_cam, rgb)
+        lines = self.frame_lines[index], self.boxes_lines[index]
+        return CopiedFrame(index, t_ns, self.folder, *lines, T_world_cam, rgb, depth)
 
     def dynamic_fraction(self, index: int) -> float:
         """The recorded share of pixels on dynamic instances in frame `index`."""

@@ -214,32 +214,31 @@ class SequenceWriter:
 
     def write_copied_frame(self, name: str, frame: CopiedFrame) -> None:
         """Record a frame taken from another sequence: its image files are copied (the colour
-        image encoded instead when `frame.rgb` is given) and its boxes line kept verbatim."""
+        and depth images written instead where the frame gives new ones) and its frames.csv
+        and boxes.jsonl lines kept verbatim."""
         camera = self._open_camera(name, frame.index)
         t_ns = _later_time(name, frame.t_ns, camera.last_t_ns)
         record = json.loads(frame.boxes_line)
-        if (record.get("frame"), record.get("t_ns")) != (camera.count, t_ns):
+        if (record.get("frame"), record.get("t_ns")) != (camera.count, t_ns) or not (
+            frame.frame_line.startswith(f"{camera.count},{t_ns},")
+        ):
             raise ValueError(
-                f"{name}: copied boxes line is frame {record.get('frame')} at "
-                f"{record.get('t_ns')}, expected frame {camera.count} at {t_ns}"
+                f"{name}: copied lines are not frame {camera.count} at t_ns {t_ns}: "
+                f"{frame.frame_line.split(',')[:2]}, boxes {record.get('frame')} at "
+                f"{record.get('t_ns')}"
             )
-        bgr = None
-        if frame.rgb is not None:
-            rgb = np.asarray(frame.rgb)
-            if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
-                raise ValueError(f"{name}: frame {frame.index} rgb is {rgb.dtype}{rgb.shape}")
-            bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+        new = _new_images(name, frame)
         self._wait_for_room()
         futures = []
         for kind in IMAGE_KINDS:
-            if kind == "rgb" and bgr is not None:
-                futures.append(self._submit_image("rgb", camera, bgr))
+            if kind in new:
+                futures.append(self._submit_image(kind, camera, new[kind]))
             else:
                 source = frame_path(frame.source, kind, frame.index)
                 target = frame_path(camera.folder, kind, camera.count)
                 futures.append(self._pool.submit(copy_image, source, target))
         self._in_flight.append(futures)
-        camera.frames.write(format_row((camera.count, t_ns), pose_to_row(frame.T_world_cam)))
+        camera.frames.write(frame.frame_line.rstrip("\n") + "\n")
         camera.boxes.write(frame.boxes_line.rstrip("\n") + "\n")
         camera.count += 1
         camera.last_t_ns = t_ns
@@ -468,6 +467,22 @@ def _frame_images(name: str, frame: CameraFrame, camera: _Camera) -> dict[str, n
         "instance": instance.copy(),
         "semantic": semantic.copy(),
     }
+
+
+def _new_images(name: str, frame: CopiedFrame) -> dict[str, np.ndarray]:
+    """The colour (BGR for OpenCV) and depth images a copied frame replaces, checked."""
+    new = {}
+    if frame.rgb is not None:
+        rgb = np.asarray(frame.rgb)
+        if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
+            raise ValueError(f"{name}: frame {frame.index} rgb is {rgb.dtype}{rgb.shape}")
+        new["rgb"] = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+    if frame.depth is not None:
+        depth = np.asarray(frame.depth)
+        if depth.dtype != np.float32 or depth.ndim != 2:
+            raise ValueError(f"{name}: frame {frame.index} depth is {depth.dtype}{depth.shape}")
+        new["depth"] = depth.copy()
+    return new
 
 
 def _json_default(value: Any) -> Any:

@@ -181,6 +181,8 @@ def test_writer_round_trips_scans_and_events_exactly(tmp_path):
         writer.add_events("ev0", 8, 6)
         with pytest.raises(ValueError, match="scan index 1, expected 0"):
             writer.write_scan("lidar0", scans[1])
+        with pytest.raises(ValueError, match="copied line is not scan 0"):
+            writer.write_scan("lidar0", scans[0], scan_line=f"1,{scans[0].t_ns},0,0,0,0,0,0,1")
         for scan in scans:
             writer.write_scan("lidar0", scan)
         writer.append_events("ev0", x[:20], y[:20], t[:20], pol[:20])

@@ -200,12 +200,12 @@ def test_lidar_noise_on_a_recorded_lidar_sequence(tmp_path, gl_backend):
     profile = resolve_profile("lidar", ["lidar.dropout=0.2"])
     out = apply_noise(src, tmp_path / "noisy", profile, seed=2)
     assert validate_sequence(out).ok
-    assert digest_folder(out)["robot_state/data.csv"] == digest_folder(src)["robot_state/data.csv"]
+    for name in ("robot_state/data.csv", "lidar0/scans.csv"):  # times and poses: same bytes
+        assert digest_folder(out)[name] == digest_folder(src)[name], name
     clean, noisy = open_sequence(src).lidar("lidar0"), open_sequence(out).lidar("lidar0")
     assert len(clean) == len(noisy) == 5
     residuals, kept = [], []
     for a, b in zip(clean, noisy, strict=True):
-        np.testing.assert_allclose(a.T_world_lidar, b.T_world_lidar, rtol=0, atol=1e-14)
         # a beam is identified by its direction in the LiDAR frame; the noisy scan keeps a subset
         key_a = {_beam(p, r): i for i, (p, r) in enumerate(zip(a.points, a.range, strict=True))}
         idx = np.array([key_a[_beam(p, r)] for p, r in zip(b.points, b.range, strict=True)])

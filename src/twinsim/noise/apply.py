@@ -178,7 +178,8 @@ def _write_lidar(seq, writer, stream, profile: NoiseProfile, seed: int):
     """Write every scan of a LiDAR with range noise and dropouts; yields once per scan."""
     rng = stream_rng(seed, stream)
     writer.add_lidar(stream)
-    for scan in seq.lidar(stream):
+    lidar = seq.lidar(stream)
+    for scan, line in zip(lidar, lidar.scan_lines, strict=True):
         keep, points, ranges = lidar_noise(scan.points, scan.range, profile.lidar, rng)
         writer.write_scan(
             stream,
@@ -195,6 +196,7 @@ def _write_lidar(seq, writer, stream, profile: NoiseProfile, seed: int):
                 semantic=scan.semantic[keep],
                 dynamic=scan.dynamic[keep],
             ),
+            scan_line=line,  # the sweep's time and pose, byte for byte
         )
         yield scan.index
 

@@ -286,6 +286,11 @@ class LidarStream:
     def __len__(self) -> int:
         return len(self.t_ns)
 
+    @property
+    def scan_lines(self) -> tuple[str, ...]:
+        """Every sweep's scans.csv line (time and pose) as stored, without the header."""
+        return tuple((self.folder / SCANS_FILE).read_text(encoding="utf-8").splitlines()[1:])
+
     def __iter__(self) -> Iterator[LidarScan]:
         for index in range(len(self)):
             yield self[index]

@@ -253,14 +253,20 @@ class SequenceWriter:
         scans.write(",".join(SCAN_COLUMNS) + "\n")
         self._lidars[name] = _Lidar(folder=folder, scans=scans)
 
-    def write_scan(self, name: str, scan: LidarScan) -> None:
-        """Write one sweep's points (in index order) and its start time and pose."""
+    def write_scan(self, name: str, scan: LidarScan, scan_line: str | None = None) -> None:
+        """Write one sweep's points (in index order) and its start time and pose; `scan_line`:
+        the scans.csv line of the same sweep in another sequence, kept verbatim (noisy copies)."""
         lidar = self._lidars.get(name)
         if lidar is None or self._closed:
             raise ValueError(f"{name}: not an open LiDAR stream (add_lidar first; not after close)")
         if operator.index(scan.index) != lidar.count:
             raise ValueError(f"{name}: scan index {scan.index}, expected {lidar.count}")
         t_ns = _later_time(name, scan.t_ns, lidar.last_t_ns)
+        row = format_row((lidar.count, t_ns), pose_to_row(scan.T_world_lidar))
+        if scan_line is not None:
+            if not scan_line.startswith(f"{lidar.count},{t_ns},"):
+                raise ValueError(f"{name}: copied line is not scan {lidar.count} at t_ns {t_ns}")
+            row = scan_line.rstrip("\n") + "\n"
         records = scan.to_records()
         try:
             with points_path(lidar.folder, lidar.count).open("wb") as f:
@@ -269,7 +275,7 @@ class SequenceWriter:
             raise OutputFolderError(
                 f"{name}: scan {lidar.count} cannot be written ({exc})"
             ) from None
-        lidar.scans.write(format_row((lidar.count, t_ns), pose_to_row(scan.T_world_lidar)))
+        lidar.scans.write(row)
         lidar.count += 1
         lidar.last_t_ns = t_ns
 

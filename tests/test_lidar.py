@@ -157,6 +157,12 @@ def test_scan_while_turning_is_distorted_and_stamped_across_the_sweep(lidar_worl
     assert _plane_error(rest, rest_world, rest_planes).max() < 1e-3
 
 
+def test_unknown_caster_is_named(lidar_world):
+    world, sensor, _ = lidar_world
+    with pytest.raises(ValueError, match="caster='fast'; allowed: embree, split, whole"):
+        LidarScanner(world, sensor, STEPS, caster="fast")
+
+
 def test_sectors_cover_every_column_once():
     for columns, sectors in ((2170, 24), (360, 24), (10, 24), (1024, 12)):
         bounds = sector_bounds(columns, sectors)
@@ -241,33 +247,65 @@ def _mujoco_cast(world, origin, dirs, max_range):
 
 
 def _assert_same_points(got, want, max_range):
+    """The points MuJoCo finds, but for rays grazing an edge (≤ 0.1 %): there float32 (Embree)
+    and float64 may see different faces or boxes, at the same distance to within 1 mm."""
     geom, dist, normal = got
     want_g, want_d, want_n = want
     want_miss = (want_g < 0) | (want_d > max_range)
-    np.testing.assert_array_equal(geom, np.where(want_miss, -1, want_g))
-    hit = geom >= 0
-    np.testing.assert_array_equal(dist[~hit], -1.0)
-    np.testing.assert_allclose(dist[hit], want_d[hit], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(normal[hit], want_n[hit], rtol=0, atol=1e-12)
+    want_g = np.where(want_miss, -1, want_g)
+    np.testing.assert_array_equal(dist[geom < 0], -1.0)
+    same = geom == want_g
+    other = np.flatnonzero(~same)
+    assert len(other) <= 1e-3 * len(geom), f"{len(other)} of {len(geom)} rays differ"
+    assert (geom[other] >= 0).all() and (want_g[other] >= 0).all()  # no hit lost or made up
+    assert (np.abs(dist[other] - want_d[other]) < 1e-3).all()
+    hit = same & (geom >= 0)
+    np.testing.assert_allclose(dist[hit], want_d[hit], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(normal[hit], want_n[hit], rtol=0, atol=1e-9)
 
 
 def test_ray_caster_matches_mujoco_on_the_live_world(live_world):
-    """The split caster (static world, each actor apart, meshes as boxes, rescaled flying
-    objects, worker threads) gives exactly MuJoCo's own answer on the world's model."""
+    """The caster (static boxes in Embree refined in float64, curved objects and actors in
+    their own MuJoCo models, meshes as boxes, rescaled flying objects, worker threads) gives
+    MuJoCo's own answer on the world's model; the former all-MuJoCo split gives it to 1e-12."""
+    import mujoco
+
+    from twinsim.engine.rays import RayCaster, split_world
+
     world, caster = live_world
+    boxes = caster.box_geoms  # static scene objects' boxes (textured ones stored as meshes)
+    maps = world.maps
+    static = np.flatnonzero((maps.geom_instance > 0) & ~maps.instance_dynamic[maps.geom_instance])
+    assert len(boxes) > 20 and np.isin(boxes, static).all()
+    kinds = {int(mujoco.mjtGeom.mjGEOM_BOX), int(mujoco.mjtGeom.mjGEOM_MESH)}
+    assert set(world.model.geom_type[boxes].tolist()) <= kinds
+    split = RayCaster(world.model, world.robot_body, 2, split_world(world), boxes=False)
+    assert len(split.box_geoms) == 0
     rng = np.random.default_rng(0)
     dirs = rng.normal(size=(3000, 3))
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
     origin = np.array(world.scene.robot.start_pos)
-    for t in (0.0, 1.3, 2.7):
-        _pose(world, origin, t)
-        got = caster.cast(world.data, origin, dirs, 50.0)
-        _assert_same_points(got, _mujoco_cast(world, origin, dirs, 50.0), 50.0)
-        geom, _, normal = got
-        hit = geom >= 0
-        assert hit.mean() > 0.95
-        np.testing.assert_allclose(np.linalg.norm(normal[hit], axis=1), 1.0, atol=1e-9)
-        assert (np.einsum("ij,ij->i", normal[hit], dirs[hit]) < 1e-9).all()  # faces the ray
+    on_boxes = 0
+    try:
+        for t in (0.0, 1.3, 2.7):
+            _pose(world, origin, t)
+            want = _mujoco_cast(world, origin, dirs, 50.0)
+            got = caster.cast(world.data, origin, dirs, 50.0)
+            _assert_same_points(got, want, 50.0)
+            exact = split.cast(world.data, origin, dirs, 50.0)
+            np.testing.assert_array_equal(exact[0], np.where(want[0] < 0, -1, want[0]))
+            hit = exact[0] >= 0
+            np.testing.assert_allclose(exact[1][hit], want[1][hit], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(exact[2][hit], want[2][hit], rtol=0, atol=1e-12)
+            geom, _, normal = got
+            hit = geom >= 0
+            assert hit.mean() > 0.95
+            on_boxes += np.isin(geom, boxes).sum()
+            np.testing.assert_allclose(np.linalg.norm(normal[hit], axis=1), 1.0, atol=1e-9)
+            assert (np.einsum("ij,ij->i", normal[hit], dirs[hit]) < 1e-9).all()  # faces the ray
+    finally:
+        split.close()
+    assert on_boxes > 0.5 * 3 * len(dirs)  # most rays end on the static boxes
 
 
 def test_ray_caster_sees_people_as_mujoco_does_and_misses_alike(live_world):
@@ -303,3 +341,140 @@ def test_ray_caster_sees_people_as_mujoco_does_and_misses_alike(live_world):
     got = caster.cast(world.data, top, up, 30.0)
     _assert_same_points(got, _mujoco_cast(world, top, up, 30.0), 30.0)
     assert (got[0] == -1).all()
+
+
+def test_ray_caster_is_deterministic_across_builds(live_world):
+    """Two casters built apart (each its own Embree BVH, built by Embree's threads) and the
+    1-worker caster return byte-identical answers."""
+    from twinsim.engine.rays import RayCaster, split_world
+
+    world, caster = live_world
+    rng = np.random.default_rng(2)
+    dirs = rng.normal(size=(4000, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    origin = np.array(world.scene.robot.start_pos)
+    _pose(world, origin, 1.1)
+    others = [RayCaster(world.model, world.robot_body, w, split_world(world)) for w in (2, 1)]
+    try:
+        answers = [c.cast(world.data, origin, dirs, 40.0) for c in (caster, *others)]
+    finally:
+        for other in others:
+            other.close()
+    for answer in answers[1:]:
+        for got, want in zip(answer, answers[0], strict=True):
+            assert got.tobytes() == want.tobytes()
+
+
+def _random_boxes(rng, k: int):
+    """k boxes with random centres in a 8 m cube, random rotations and half sizes."""
+    q, r = np.linalg.qr(rng.normal(size=(k, 3, 3)))
+    rotations = q * np.sign(np.diagonal(r, axis1=1, axis2=2))[:, None, :]
+    rotations[np.linalg.det(rotations) < 0, :, 0] *= -1
+    return rng.uniform(-4, 4, (k, 3)), rotations, rng.uniform(0.1, 0.6, (k, 3))
+
+
+def _slab_cast(origin, dirs, centers, rotations, halves):
+    """The float64 reference: per ray the nearest box entered (slab test), its distance and
+    outward normal; −1, inf on a miss."""
+    o = np.einsum("kji,kj->ki", rotations, origin - centers)  # origin in each box frame
+    v = np.einsum("kji,nj->nki", rotations, dirs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1, t2 = (-halves - o) / v, (halves - o) / v
+    near, far = np.minimum(t1, t2), np.maximum(t1, t2)
+    t_in, t_out = near.max(axis=2), far.min(axis=2)
+    t_in = np.where((t_in <= t_out) & (t_in > 0), t_in, np.inf)
+    box = t_in.argmin(axis=1)
+    rays = np.arange(len(dirs))
+    t = t_in[rays, box]
+    axis = near[rays, box].argmax(axis=1)
+    normal = -np.sign(v[rays, box, axis])[:, None] * rotations[box, :, axis]
+    return np.where(np.isfinite(t), box, -1), t, normal
+
+
+def test_box_bvh_refines_embree_hits_to_float64():
+    """Random rotated boxes: every sure hit is the float64 slab test's nearest box, distance
+    and normal (to 1e-11 m); no hit is lost; only a tiny fraction of rays is unsure."""
+    from twinsim.engine.box_bvh import BoxBVH
+
+    rng = np.random.default_rng(3)
+    centers, rotations, halves = _random_boxes(rng, 60)
+    origin = np.array([0.3, -0.2, 0.1])
+    outside = (np.abs(np.einsum("kji,kj->ki", rotations, origin - centers)) > halves).any(axis=1)
+    centers, rotations, halves = centers[outside], rotations[outside], halves[outside]
+    bvh = BoxBVH(centers, rotations, halves)
+    dirs = rng.normal(size=(20000, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    want_box, want_t, want_n = _slab_cast(origin, dirs, centers, rotations, halves)
+    for max_range in (100.0, 3.0):
+        rays, box, t, normal, unsure = bvh.cast(origin, dirs, max_range)
+        assert len(unsure) <= 1e-3 * len(dirs) and not np.isin(rays, unsure).any()
+        np.testing.assert_array_equal(box, want_box[rays])
+        np.testing.assert_allclose(t, want_t[rays], rtol=0, atol=1e-11)
+        np.testing.assert_allclose(normal, want_n[rays], rtol=0, atol=1e-12)
+        expected = np.setdiff1d(np.flatnonzero(want_t <= max_range), unsure)
+        np.testing.assert_array_equal(rays, expected)  # every reference hit is there
+        assert 0.3 * len(dirs) < len(rays) < 0.95 * len(dirs)
+
+
+def test_box_bvh_marks_edges_shared_planes_and_inside_as_unsure():
+    """float32 may pick either face at a box edge, either box where two boxes' faces share a
+    plane, and a back face from inside: those rays are unsure; the others exact."""
+    from twinsim.engine.box_bvh import BoxBVH
+
+    centers = np.array([[0.0, 0.0, -0.5], [1.5, 0.0, -0.25]])  # both tops at z = 0
+    halves = np.array([[1.0, 1.0, 0.5], [1.0, 1.0, 0.25]])  # overlapping for 0.5 < x < 1
+    bvh = BoxBVH(centers, np.repeat(np.eye(3)[None], 2, axis=0), halves)
+    origin = np.array([0.2, 0.3, 2.0])
+    targets = np.array(
+        [
+            [-0.5, 0.2, 0.0],  # on box 0 alone
+            [2.0, -0.4, 0.0],  # on box 1 alone
+            [0.75, 0.1, 0.0],  # where both tops overlap
+            [-1.0, 0.5, 0.0],  # on box 0's edge
+            [0.3, -1.0, 0.0],  # on both boxes' common edge line y = −1
+        ]
+    )
+    aim = targets - origin
+    dirs = aim / np.linalg.norm(aim, axis=1, keepdims=True)
+    rays, box, t, normal, unsure = bvh.cast(origin, dirs, 10.0)
+    np.testing.assert_array_equal(rays, [0, 1])
+    np.testing.assert_array_equal(box, [0, 1])
+    np.testing.assert_allclose(t, np.linalg.norm(aim[:2], axis=1), rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(normal, [[0, 0, 1], [0, 0, 1]])
+    np.testing.assert_array_equal(np.sort(unsure), [2, 3, 4])
+    inside = bvh.cast(np.array([0.0, 0.0, -0.5]), dirs, 10.0)
+    assert len(inside[0]) == 0 and len(inside[4]) == len(dirs)
+
+
+_BVH_DIGEST = """
+import hashlib
+import numpy as np
+from twinsim.engine.box_bvh import BoxBVH
+rng = np.random.default_rng(5)
+q, _ = np.linalg.qr(rng.normal(size=(300, 3, 3)))
+bvh = BoxBVH(rng.uniform(-6, 6, (300, 3)), q, rng.uniform(0.05, 0.8, (300, 3)))
+dirs = rng.normal(size=(30000, 3))
+dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+out = bvh.cast(np.array([0.1, 0.2, 0.3]), dirs, 50.0)
+print(hashlib.sha256(b"".join(a.tobytes() for a in out)).hexdigest())
+"""
+
+
+def test_box_bvh_is_deterministic_across_processes():
+    """Embree builds its BVH with several threads: the answers are the same bytes when built
+    again here and in another process."""
+    import contextlib
+    import io
+    import subprocess
+    import sys
+
+    digests = []
+    for _ in range(2):
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            exec(_BVH_DIGEST, {})
+        digests.append(out.getvalue().strip())
+    other = subprocess.run(
+        [sys.executable, "-c", _BVH_DIGEST], capture_output=True, text=True, check=True
+    )
+    digests.append(other.stdout.strip())
+    assert len(digests[0]) == 64 and len(set(digests)) == 1

@@ -1,22 +1,31 @@
-"""Batched ray casting into a world's current geometry with `mujoco.mj_multiRay`.
+"""Batched ray casting into a world's current geometry: Embree for fixed boxes, MuJoCo for the rest.
 
 `mj_multiRay` (MuJoCo 4.0) tests every ray against every body's bounding box, ~15 ns per body
-and ray even when all its geoms are excluded by group, then against the geoms it may meet; a
-person is ~13 mocap bodies. So a world is cast into several models: every ray into the static
-world (compiled without people and flying objects, same bodies and geoms), and into each
-person's or flying object's own model only the rays that pass within that actor's bounding
-sphere (a conservative numpy test, after ruling out actors outside the bundle's cone); the
-nearer hit wins (on a tie the lower world geom id, as `mj_multiRay` picks). Geom ids are
-mapped back to the world model's by name, so the points are those one `mj_multiRay` on the
-whole world returns (a test checks ids, distances and normals). Putting all static geoms on one
-body, or on grid cells, was tried and is slower: the object bodies' boxes are what prune rays.
+and ray even when all its geoms are excluded by group, then against the geoms it may meet; the
+default apartment's static world has 87 bodies. So a world is cast in parts:
+- the static world's boxes (room shells, doors, box-only furniture; textured boxes are stored
+  as 8-vertex meshes for their UVs, and are the same boxes) go to one Embree BVH of triangles
+  built once (`twinsim.engine.box_bvh`), every ray, each hit's distance and normal recomputed in
+  float64 on its face's plane; a hit float32 may have got wrong (at a face's border, on a plane
+  two boxes share, on a back face) is unsure, and that ray goes to `mj_multiRay` on the whole
+  static world (rare);
+- each static object with a curved geom (capsule, cylinder, ellipsoid, sphere) is kept exact in
+  its own small MuJoCo model, and so is each person and flying object; such a model gets only
+  the rays that pass within its bounding sphere nearer than the static boxes' hit (a
+  conservative numpy test, after ruling out spheres outside the bundle's cone).
+The nearest hit wins (on a tie the lower world geom id, as `mj_multiRay` picks). Geom ids are
+mapped back to the world model's by name, so the points are those of one `mj_multiRay` on the
+whole world but for rays that graze an edge, where float32 and float64 may see different faces
+at the same distance (a test bounds them). `split` casts the static world with `mj_multiRay`
+instead of Embree (the former caster), `whole` casts every ray into the world model.
 
 `mj_multiRay` borrows scratch memory from the `MjData` it is given, so each worker thread casts
-into its own `MjData` holding a copy of the world's poses; MuJoCo releases the GIL while
-casting, so the threads run in parallel. Rays go to copies of the models in which the textured
-boxes, stored as 8-vertex meshes for their UVs, are analytic boxes again (the same surfaces,
-~1.4× faster). Culling geoms per bundle of rays by group (by cone and by distance bound) was
-tried and gained ~5 %: excluded geoms still cost their share of MuJoCo's loop.
+into its own `MjData` (static models' poses set once, actors' copied from the world's before
+each cast). It releases the GIL, so with `workers` > 1 the MuJoCo casts of one bundle run on
+threads; for a LiDAR sector (~2 900 rays, many small casts) the threads' overhead outweighs
+the overlap (measured), so `LidarScanner` uses one. Embree runs on the calling thread: a
+bundle split over two threads cast slower through embreex (measured). Rays go to copies of the
+models in which the textured boxes are analytic boxes again (~1.4× faster).
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from twinsim.engine.box_bvh import BoxBVH
 from twinsim.engine.build import ROBOT_GEOM_GROUP, compile_model
 
 _LUMA = np.array([0.2126, 0.7152, 0.0722])
@@ -36,6 +46,7 @@ _GEOM_POSE_FIELDS = ("geom_xpos", "geom_xmat")
 _LIVE_FIELDS = ("geom_size", "geom_rbound", "geom_aabb")
 _SPHERE_MARGIN_M = 1e-6  # widens every bounding sphere of the actor pre-filter (rounding)
 _CONE_MARGIN_RAD = 1e-6  # widens the bundle's cone (arccos loses ~1e-8 rad near 0)
+CASTERS = ("embree", "split", "whole")
 
 
 def _ray_model(model: mujoco.MjModel) -> mujoco.MjModel:
@@ -77,10 +88,12 @@ class WorldSplit:
     static: mujoco.MjModel  # the world without people and flying objects
     actors: tuple[mujoco.MjModel, ...]  # each person and flying object alone (and the robot)
     groups: tuple[np.ndarray, ...]  # world geom ids of each actor
+    curved: tuple[mujoco.MjModel, ...]  # each static object with a non-box geom alone (& robot)
+    curved_groups: tuple[np.ndarray, ...]  # world geom ids of each such object
 
 
 def split_world(world) -> WorldSplit:
-    """Compile the static part of a `World` and each of its actors apart."""
+    """Compile the static part of a `World`, each of its actors and each curved object apart."""
     scene, render = world.scene, world.render_config
     hz = round(1.0 / world.model.opt.timestep)
     # rays see no texels: the static model's textures are tiny (its boxes' UV meshes, whose
@@ -109,21 +122,41 @@ def split_world(world) -> WorldSplit:
         (bare.model_copy(update={"flying_objects": (f,)}), dynamic[f.instance_id])
         for f in scene.flying_objects
     ]
+    # a curved object keeps its textured boxes' meshes (its own materials, tiny textures):
+    # their boxes are then the world's own
+    curved = []
+    for obj in scene.objects:
+        if all(g.type == "box" for g in obj.geoms):
+            continue
+        mats = [m for m in scene.materials if m.name in {g.material for g in obj.geoms}]
+        texs = [t for t in tiny if t.name in {m.texture for m in mats}]
+        alone = static.model_copy(update={"objects": (obj,), "materials": mats, "textures": texs})
+        body = world.maps.instance_body[obj.instance_id]
+        start, count = world.model.body_geomadr[body], world.model.body_geomnum[body]
+        curved.append((alone, np.arange(start, start + count)))
     return WorldSplit(
         compile_model(static, render, hz),
         tuple(compile_model(a, render, hz) for a, _ in actors),
         tuple(geoms for _, geoms in actors),
+        tuple(compile_model(c, render, hz) for c, _ in curved),
+        tuple(geoms for _, geoms in curved),
     )
 
 
 class _Target:
     """One model rays are cast into, its geoms and bodies the world's of the same names, with
-    one scratch `MjData` per worker."""
+    one scratch `MjData` per worker: posed once if nothing in it moves, else by `sync`."""
 
     def __init__(
-        self, world: mujoco.MjModel, model: mujoco.MjModel, exclude_body: int, workers: int
+        self,
+        world: mujoco.MjModel,
+        model: mujoco.MjModel,
+        exclude_body: int,
+        workers: int,
+        moves: bool,
     ) -> None:
         self.model = _ray_model(model)
+        self.moves = moves
         self.geoms = _world_ids(world, model, mujoco.mjtObj.mjOBJ_GEOM, model.ngeom)
         self.bodies = _world_ids(world, model, mujoco.mjtObj.mjOBJ_BODY, model.nbody)
         # geoms kept as they are follow the world model's sizes (flying objects are rescaled)
@@ -132,6 +165,9 @@ class _Target:
         found = np.flatnonzero(self.bodies == exclude_body)
         self.exclude = int(found[0]) if len(found) else -1
         self.scratch = [mujoco.MjData(self.model) for _ in range(workers)]
+        if not moves:
+            for scratch in self.scratch:
+                mujoco.mj_kinematics(self.model, scratch)
 
     def sync(self, world: mujoco.MjModel, data: mujoco.MjData) -> None:
         """Copy the world's current geom sizes and poses (what `mj_multiRay` reads)."""
@@ -146,7 +182,8 @@ class _Target:
     def cast(
         self, worker: int, pnt: np.ndarray, vec: np.ndarray, groups: np.ndarray, max_range: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Cast the flat (3 n,) `vec`; (world geom id or −1, distance or −1, flat normals)."""
+        """Cast the flat (3 n,) `vec`: (geom id in this model or −1, distance or −1, flat
+        normals). Little besides `mj_multiRay`, which releases the GIL, so threads overlap."""
         n = len(vec) // 3
         geom, dist, normal = np.empty(n, np.int32), np.empty(n), np.empty(3 * n)
         if n:
@@ -154,9 +191,30 @@ class _Target:
                 self.model, self.scratch[worker], pnt, vec, groups, 1, self.exclude,
                 geom, dist, normal, n, float(max_range),
             )  # fmt: skip
-        hit = geom >= 0
-        geom[hit] = self.geoms[geom[hit]]
         return geom, dist, normal
+
+    def visible(self, groups: np.ndarray) -> np.ndarray:
+        """(ngeom,) whether `mj_multiRay` may hit each geom: not on the excluded body, in an
+        enabled group, not transparent (colour or material alpha 0)."""
+        m = self.model
+        alpha = np.where(m.geom_matid >= 0, m.mat_rgba[m.geom_matid, 3], m.geom_rgba[:, 3])
+        return (m.geom_bodyid != self.exclude) & (groups[m.geom_group] > 0) & (alpha != 0)
+
+
+def _static_boxes(
+    static: _Target, curved: np.ndarray, groups: np.ndarray
+) -> tuple[BoxBVH, np.ndarray]:
+    """An Embree BVH of the static model's visible boxes that are not part of a curved object,
+    and their world geom ids; every other visible static geom must belong to a curved one."""
+    m, data = static.model, static.scratch[0]
+    visible = static.visible(groups) & ~np.isin(static.geoms, curved)
+    boxes = np.flatnonzero(visible & (m.geom_type == mujoco.mjtGeom.mjGEOM_BOX))
+    other = np.flatnonzero(visible & (m.geom_type != mujoco.mjtGeom.mjGEOM_BOX))
+    if len(other):
+        name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, int(other[0]))
+        raise ValueError(f"static geom {name!r} is neither a box nor part of a curved object")
+    bvh = BoxBVH(data.geom_xpos[boxes], data.geom_xmat[boxes], m.geom_size[boxes])
+    return bvh, static.geoms[boxes]
 
 
 def _world_ids(world: mujoco.MjModel, model: mujoco.MjModel, kind, count: int) -> np.ndarray:
@@ -174,15 +232,17 @@ def _world_ids(world: mujoco.MjModel, model: mujoco.MjModel, kind, count: int) -
 
 
 def _near_spheres(
-    origin: np.ndarray, dirs: np.ndarray, centers: np.ndarray, radii: np.ndarray, reach: float
-) -> np.ndarray:
-    """(rays, spheres): whether each unit ray from `origin` may pass within a sphere, at most
-    `reach` away (conservative). Spheres outside the bundle's cone are ruled out first."""
+    origin: np.ndarray, dirs: np.ndarray, centers: np.ndarray, radii: np.ndarray, reach
+) -> list[np.ndarray]:
+    """Per sphere, the unit rays from `origin` that may pass within it, entering it at most
+    `reach` (scalar or per ray) away (conservative): indices into `dirs`. Spheres outside the
+    bundle's cone are ruled out first."""
+    reach = np.broadcast_to(np.asarray(reach, np.float64), (len(dirs),))
     rel = centers - origin
     dist = np.linalg.norm(rel, axis=1)
     r = radii + _SPHERE_MARGIN_M
     inside = dist <= r
-    live = (dist - r <= reach) & ~inside
+    live = (dist - r <= reach.max(initial=0.0)) & ~inside
     axis = dirs.sum(axis=0)
     if np.linalg.norm(axis) > 0.0 and live.any():
         axis /= np.linalg.norm(axis)
@@ -190,19 +250,27 @@ def _near_spheres(
         off_axis = np.arccos(np.clip(rel[live] @ axis / dist[live], -1.0, 1.0))
         reach_angle = np.arcsin(np.minimum(1.0, r[live] / dist[live])) + _CONE_MARGIN_RAD
         live[live] = off_axis <= spread + reach_angle
-    near = np.zeros((len(dirs), len(centers)), bool)
-    near[:, inside] = True
-    if live.any():
-        along = dirs @ rel[live].T
-        rl = r[live]
-        near[:, live] = (along >= 0.0) & (dist[live] ** 2 - along * along <= rl * rl)
-    return near
+    rays: list[np.ndarray] = [np.empty(0, int)] * len(centers)
+    for k in np.flatnonzero(inside):
+        rays[k] = np.arange(len(dirs))
+    ids = np.flatnonzero(live)
+    if len(ids):
+        # a ray passes within r of the centre, in front, iff along ≥ √(dist² − r²); it enters
+        # the sphere no nearer than along − r
+        along = rel[ids] @ dirs.T  # (spheres, rays)
+        lo = np.sqrt(dist[ids] ** 2 - r[ids] ** 2)[:, None]
+        near = (along >= lo) & (along <= reach + r[ids][:, None])
+        for k, row in zip(ids, near, strict=True):
+            rays[k] = np.flatnonzero(row)
+    return rays
 
 
 class RayCaster:
     """Casts bundles of rays from one origin; geoms of the excluded body and robot group unseen.
 
-    With a `WorldSplit` of the same world, rays go to its static and actor models (see above).
+    Without a `WorldSplit` every ray goes to the world model (`whole`); with one, rays go to
+    its parts (see above): the static boxes to Embree (`boxes=True`), or the whole static
+    world to `mj_multiRay` (`boxes=False`, the former `split` caster).
     """
 
     def __init__(
@@ -211,36 +279,65 @@ class RayCaster:
         exclude_body: int,
         workers: int = 2,
         split: WorldSplit | None = None,
+        boxes: bool = True,
     ) -> None:
         self._source = model
         n = self._workers = max(1, workers)
-        static = model if split is None else split.static
-        self._static = _Target(model, static, exclude_body, n)
-        actors = () if split is None else split.actors
-        self._actors = [_Target(model, a, exclude_body, n) for a in actors]
-        groups = () if split is None else split.groups
-        self._actor_geoms = np.concatenate([np.empty(0, int), *groups])
-        sizes = [len(g) for g in groups]
-        self._actor_start = np.cumsum([0, *sizes[:-1]]).astype(int)
-        self._actor_of = np.repeat(np.arange(len(sizes)), sizes)
         self._groups = np.ones(mujoco.mjNGROUP, np.uint8)
         self._groups[ROBOT_GEOM_GROUP] = 0
+        static = model if split is None else split.static
+        self._static = _Target(model, static, exclude_body, n, moves=split is None)
+        parts: list[tuple[mujoco.MjModel, np.ndarray, bool]] = []
+        self._boxes: BoxBVH | None = None
+        if split is not None:
+            parts += [(a, g, True) for a, g in zip(split.actors, split.groups, strict=True)]
+        if split is not None and boxes:
+            parts += [(c, g, False) for c, g in zip(split.curved, split.curved_groups, strict=True)]
+            curved = np.concatenate([np.empty(0, int), *split.curved_groups])
+            self._boxes, self._box_geoms = _static_boxes(self._static, curved, self._groups)
+        self._parts = [_Target(model, m, exclude_body, n, moves) for m, _, moves in parts]
+        groups = [g for _, g, _ in parts]
+        self._part_geoms = np.concatenate([np.empty(0, int), *groups])
+        sizes = [len(g) for g in groups]
+        self._part_start = np.cumsum([0, *sizes[:-1]]).astype(int)
+        self._part_of = np.repeat(np.arange(len(sizes)), sizes)
         self._pool = ThreadPoolExecutor(n) if n > 1 else None
 
-    def _actor_rays(
-        self, data: mujoco.MjData, origin: np.ndarray, dirs: np.ndarray, reach: float
+    @property
+    def box_geoms(self) -> np.ndarray:
+        """World geom ids of the static boxes cast by Embree (none without it)."""
+        return self._box_geoms if self._boxes is not None else np.empty(0, int)
+
+    def _part_rays(
+        self, data: mujoco.MjData, origin: np.ndarray, dirs: np.ndarray, reach
     ) -> list[np.ndarray]:
-        """Per actor, the indices of the rays that may meet it (one bounding sphere per actor)."""
-        if not self._actors:
+        """Per part, the indices of the rays that may meet it (one bounding sphere per part)
+        nearer than `reach` (scalar or per ray)."""
+        if not self._parts:
             return []
-        g, starts = self._actor_geoms, self._actor_start
+        g, starts = self._part_geoms, self._part_start
         centers, radii = data.geom_xpos[g], self._source.geom_rbound[g]
         radii = np.where(radii > 0.0, radii, np.inf)  # rbound 0: unbounded (a plane)
         mid = (np.minimum.reduceat(centers, starts) + np.maximum.reduceat(centers, starts)) / 2
-        spread = np.linalg.norm(centers - mid[self._actor_of], axis=1) + radii
-        near = _near_spheres(origin, dirs, mid, np.maximum.reduceat(spread, starts), reach)
-        hit = near.any(axis=0)
-        return [np.flatnonzero(near[:, k]) if hit[k] else np.empty(0, int) for k in range(len(hit))]
+        spread = np.linalg.norm(centers - mid[self._part_of], axis=1) + radii
+        return _near_spheres(origin, dirs, mid, np.maximum.reduceat(spread, starts), reach)
+
+    def _map(self, work, count: int) -> list:
+        """`work(w)` for each worker w < count, on the worker threads."""
+        if self._pool is None or count == 1:
+            return [work(w) for w in range(count)]
+        return list(self._pool.map(work, range(count)))
+
+    def _cast_boxes(
+        self, pnt: np.ndarray, dirs: np.ndarray, max_range: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The static boxes' sure hits (world geom id or −1, distance or −1, normal) and the
+        rays whose hit is unsure, via Embree."""
+        rays, box, t, box_normal, unsure = self._boxes.cast(pnt, dirs, max_range)
+        n = len(dirs)
+        geom, dist, normal = np.full(n, -1), np.full(n, -1.0), np.zeros((n, 3))
+        geom[rays], dist[rays], normal[rays] = self._box_geoms[box], t, box_normal
+        return geom, dist, normal, unsure
 
     def cast(
         self, data: mujoco.MjData, origin: np.ndarray, dirs: np.ndarray, max_range: float
@@ -251,44 +348,51 @@ class RayCaster:
         """
         dirs = np.ascontiguousarray(dirs, dtype=np.float64)
         pnt = np.asarray(origin, dtype=np.float64)
-        n = len(dirs)
-        jobs = [(self._static, np.arange(n))]
-        near = self._actor_rays(data, pnt, dirs, max_range)
-        jobs += [(a, rays) for a, rays in zip(self._actors, near, strict=True) if len(rays)]
+        n, nw = len(dirs), self._workers
+        if self._boxes is None:
+            # every ray into the static (or whole) model, split evenly between the workers
+            geom, dist, normal = np.full(n, -1), np.full(n, -1.0), np.zeros((n, 3))
+            first = [(self._static, part) for part in np.array_split(np.arange(n), nw)]
+            reach = max_range
+        else:
+            geom, dist, normal, unsure = self._cast_boxes(pnt, dirs, max_range)
+            first = [(self._static, unsure)] if len(unsure) else []
+            reach = np.where(geom >= 0, dist, max_range)  # nothing behind a box can be seen
+        near = self._part_rays(data, pnt, dirs, reach)
+        jobs = first + [(p, rays) for p, rays in zip(self._parts, near, strict=True) if len(rays)]
         for target, _ in jobs:
-            target.sync(self._source, data)
-        # the static rays split evenly; each actor's rays whole, to the least loaded worker
-        nw = self._workers
-        tasks = [[(0, part)] for part in np.array_split(np.arange(n), nw)]
-        load = [len(t[0][1]) for t in tasks]
-        for j in sorted(range(1, len(jobs)), key=lambda j: -len(jobs[j][1])):
-            w = int(np.argmin(load))
-            tasks[w].append((j, jobs[j][1]))
+            if target.moves:
+                target.sync(self._source, data)
+        # the first jobs each to its worker, the others whole to the least loaded, largest first
+        tasks: list[list[int]] = [[] for _ in range(nw)]
+        load = [0] * nw
+        order = list(range(len(first)))
+        order += sorted(range(len(first), len(jobs)), key=lambda j: -len(jobs[j][1]))
+        for j in order:
+            w = j if j < len(first) and len(first) == nw else int(np.argmin(load))
+            tasks[w].append(j)
             load[w] += len(jobs[j][1])
-        results: dict[tuple[int, int], tuple] = {}
+        results: dict[int, tuple] = {}
+        vecs = [dirs[rays].reshape(-1) for _, rays in jobs]
 
         def work(w: int) -> None:
-            for j, part in tasks[w]:
-                vec = dirs[part].reshape(-1)
-                results[j, w] = jobs[j][0].cast(w, pnt, vec, self._groups, max_range)
+            for j in tasks[w]:
+                results[j] = jobs[j][0].cast(w, pnt, vecs[j], self._groups, max_range)
 
-        if self._pool is None:
-            work(0)
-        else:
-            list(self._pool.map(work, range(nw)))
-        static = [results[0, w] for w in range(nw)]
-        geom, dist, normal = (np.concatenate(r) for r in zip(*static, strict=True))
-        normal = normal.reshape(n, 3)
-        owner = {j: w for w in range(nw) for j, _ in tasks[w] if j}
-        for j, (_, rays) in enumerate(jobs[1:], start=1):
-            a_geom, a_dist, a_normal = results[j, owner[j]]
+        self._map(work, nw)
+        for j, (target, rays) in enumerate(jobs):
+            j_geom, j_dist, j_normal = results[j]
+            j_geom = np.where(j_geom >= 0, target.geoms[j_geom], -1)
+            if j < len(first):  # the static world's own answer for these rays
+                geom[rays], dist[rays], normal[rays] = j_geom, j_dist, j_normal.reshape(-1, 3)
+                continue
             s_geom, s_dist = geom[rays], dist[rays]
-            nearer = (a_geom >= 0) & (
-                (s_geom < 0) | (a_dist < s_dist) | ((a_dist == s_dist) & (a_geom < s_geom))
+            nearer = (j_geom >= 0) & (
+                (s_geom < 0) | (j_dist < s_dist) | ((j_dist == s_dist) & (j_geom < s_geom))
             )
             take = rays[nearer]
-            geom[take], dist[take] = a_geom[nearer], a_dist[nearer]
-            normal[take] = a_normal.reshape(-1, 3)[nearer]
+            geom[take], dist[take] = j_geom[nearer], j_dist[nearer]
+            normal[take] = j_normal.reshape(-1, 3)[nearer]
         miss = (geom < 0) | (dist < 0) | (dist > max_range)
         geom[miss], dist[miss] = -1, -1.0
         return geom, dist, normal

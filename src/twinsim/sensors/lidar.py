@@ -107,18 +107,27 @@ class LidarScanner:
     """Builds the sweeps of one LiDAR of a world, sector by sector, step by step."""
 
     def __init__(
-        self, world, sensor: SensorSpec, steps_per_sweep: int, workers: int = 2, split: bool = True
+        self,
+        world,
+        sensor: SensorSpec,
+        steps_per_sweep: int,
+        workers: int = 1,
+        caster: str = "embree",
     ) -> None:
-        """`split=False` casts into the whole world model at once (same points, slower)."""
+        """`caster` (see `twinsim.engine.rays`): `embree` (static boxes in Embree), `split`
+        (static world in `mj_multiRay`) or `whole` (one `mj_multiRay` into the world model);
+        `workers` threads (more than one is slower at a sector's ~2 900 rays: measured)."""
         if sensor.lidar is None:
             raise ValueError(f"sensor {sensor.name!r} is not a LiDAR")
+        from twinsim.engine.rays import CASTERS, RayCaster, split_world  # mujoco after GL backend
+
+        if caster not in CASTERS:
+            raise ValueError(f"caster={caster!r}; allowed: {', '.join(CASTERS)}")
         self.sensor, self.spec = sensor, sensor.lidar
         self.steps_per_sweep = steps_per_sweep
-        from twinsim.engine.rays import RayCaster, split_world  # mujoco loads after the GL backend
-
         self._world = world
-        parts = split_world(world) if split else None
-        self._caster = RayCaster(world.model, world.robot_body, workers, parts)
+        parts = split_world(world) if caster != "whole" else None
+        self._caster = RayCaster(world.model, world.robot_body, workers, parts, caster == "embree")
         self._labels = GeomLabels.of_world(world)
         dirs = beam_directions(self.spec)
         self._bounds = sector_bounds(self.spec.columns, steps_per_sweep)
@@ -150,15 +159,18 @@ class LidarScanner:
         geom, dist, normal = self._caster.cast(
             self._world.data, origin, world_dirs, self.spec.max_range_m
         )
+        rings = self._rings[a:b]
         keep = (geom >= 0) & (dist >= self.spec.min_range_m)
-        geom, dist = geom[keep], dist[keep]
-        cos_inc = np.abs(np.einsum("ij,ij->i", normal[keep], world_dirs[keep]))
+        if not keep.all():  # indoors every ray usually returns: no copies then
+            geom, dist, normal = geom[keep], dist[keep], normal[keep]
+            dirs, world_dirs, rings = dirs[keep], world_dirs[keep], rings[keep]
+        cos_inc = np.abs(np.einsum("ij,ij->i", normal, world_dirs))
         lab = self._labels
         self._parts.append(
             {
-                "points": (dirs[keep] * dist[:, None]).astype(np.float32),
+                "points": (dirs * dist[:, None]).astype(np.float32),
                 "t_offset_ns": np.full(len(dist), t_ns - self._start[1], np.int64),
-                "ring": self._rings[a:b][keep],
+                "ring": rings,
                 "intensity": np.clip(lab.albedo[geom] * cos_inc, 0.0, 1.0).astype(np.float32),
                 "range": dist.astype(np.float32),
                 "instance": lab.instance[geom],

@@ -161,3 +161,23 @@ def test_cli_report_and_estimated_graph_in_spark_dsg(dynamic_sequence, tmp_path)
     assert graph.get_layer("OBJECTS").num_nodes() >= 1
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 2 and "exists" in again.output
+
+
+def test_rooms_stay_apart_through_an_open_door():
+    """Two 4 × 3 m rooms joined by a 1 m door in a 10 cm wall: the erosion sweep closes the door
+    (a fixed 0.35 m erosion would not), so each room gets its own centroid inside it."""
+    from scipy import ndimage
+
+    from twinsim.dsg.places import FreeGrid
+    from twinsim.dsg.reconstruct import ReconstructionOptions, _rooms
+
+    cell = 0.1
+    free = np.zeros((32, 83), bool)  # y, x with a one-cell border of obstacle
+    free[1:31, 1:41] = free[1:31, 42:82] = True  # rooms at x in [0.1, 4.1] and [4.2, 8.2]
+    free[10:20, 41] = True  # the door: 1 m wide
+    clearance = ndimage.distance_transform_edt(free) * cell - cell / 2
+    grid = FreeGrid(np.zeros(2), cell, clearance, np.full(free.shape, -1))
+    rooms, centroids = _rooms(grid, ReconstructionOptions())
+    assert len(centroids) == 2
+    assert sorted(np.round(centroids[:, 0], 1).tolist()) == [2.1, 6.2]
+    assert set(np.unique(rooms[free])) == {0, 1}  # every free cell is in one of them

@@ -40,7 +40,10 @@ class ReconstructionOptions:
     object_cell_m: float = 0.1
     min_object_points: int = 15
     grid_cell_m: float = 0.1
-    room_erosion_m: float = 0.35
+    # rooms: the free space is eroded by each radius from min to max (step `grid_cell_m` / 2)
+    # and the radius that leaves the most room-sized parts wins (doors here are 0.9–1 m wide)
+    room_erosion_min_m: float = 0.3
+    room_erosion_max_m: float = 0.8
     min_room_area_m2: float = 1.0
 
 
@@ -83,6 +86,8 @@ def _check(opts: ReconstructionOptions) -> None:
         ("max_weight", opts.max_weight >= 1, ">= 1"),
         ("max_depth_m", opts.max_depth_m > 0, "> 0"),
         ("frame_stride", opts.frame_stride >= 1, ">= 1"),
+        ("room_erosion_min_m", opts.room_erosion_min_m > 0, "> 0"),
+        ("room_erosion_max_m", opts.room_erosion_max_m >= opts.room_erosion_min_m, ">= min"),
     ):
         if not ok:
             raise DsgError(f"{name}={getattr(opts, name)} must be {allowed}")
@@ -172,16 +177,28 @@ def _free_space(points: np.ndarray, labels: np.ndarray, opts: ReconstructionOpti
     return FreeGrid(origin, cell, clearance, np.full(shape, -1))
 
 
-def _rooms(grid: FreeGrid, opts: ReconstructionOptions) -> tuple[np.ndarray, np.ndarray]:
-    """Rooms as the free space that stays connected after closing doors (erosion), regrown."""
-    free = grid.clearance_m > 0
-    cores = grid.clearance_m >= opts.room_erosion_m
-    lab, n = ndimage.label(cores)
+def _room_cores(grid: FreeGrid, opts: ReconstructionOptions) -> np.ndarray:
+    """Labels of the room-sized parts of the free space eroded by the radius that leaves the
+    most of them (the smallest such radius): too small a radius leaves doors open and joins
+    rooms, too large one erases small rooms (Hydra sweeps its dilation distance likewise)."""
     min_cells = opts.min_room_area_m2 / grid.cell_m**2
-    sizes = ndimage.sum(cores, lab, range(1, n + 1))
-    keep = np.zeros(n + 1, bool)
-    keep[1:] = sizes >= min_cells
-    lab = np.where(keep[lab], lab, 0)
+    step = grid.cell_m / 2
+    radii = np.arange(opts.room_erosion_min_m, opts.room_erosion_max_m + step / 2, step)
+    best, best_count = np.zeros(grid.clearance_m.shape, int), 0
+    for radius in radii:
+        cores = grid.clearance_m >= radius
+        lab, n = ndimage.label(cores)
+        keep = np.zeros(n + 1, bool)
+        keep[1:] = ndimage.sum(cores, lab, range(1, n + 1)) >= min_cells
+        if keep.sum() > best_count:
+            best, best_count = np.where(keep[lab], lab, 0), int(keep.sum())
+    return best
+
+
+def _rooms(grid: FreeGrid, opts: ReconstructionOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Rooms as the free space that stays apart with its doors closed (erosion), regrown."""
+    free = grid.clearance_m > 0
+    lab = _room_cores(grid, opts)
     if not lab.any():
         return np.full(free.shape, -1), np.zeros((0, 2))
     _, (iy, ix) = ndimage.distance_transform_edt(lab == 0, return_indices=True)

@@ -180,7 +180,7 @@ def _free_space(points: np.ndarray, labels: np.ndarray, opts: ReconstructionOpti
 def _room_cores(grid: FreeGrid, opts: ReconstructionOptions) -> np.ndarray:
     """Labels of the room-sized parts of the free space eroded by the radius that leaves the
     most of them (the smallest such radius): too small a radius leaves doors open and joins
-    rooms, too large one erases small rooms (Hydra sweeps its dilation distance likewise)."""
+    rooms, too large one erases small rooms (Kimera truncates its ESDF slice at one distance)."""
     min_cells = opts.min_room_area_m2 / grid.cell_m**2
     step = grid.cell_m / 2
     radii = np.arange(opts.room_erosion_min_m, opts.room_erosion_max_m + step / 2, step)

@@ -162,3 +162,16 @@ def test_bad_variations_and_outputs_are_refused(dynamic_sequence, tmp_path):
     with pytest.raises(OutputFolderError, match="inside the source"):
         replay(dynamic_sequence, dynamic_sequence / "twin")
     assert not (dynamic_sequence / "twin").exists()
+
+
+def test_twin_of_a_noisy_sequence_is_rendered_clean(dynamic_sequence, tmp_path):
+    """Frames changed by `twinsim noise` are not copied: the twin renders them again, clean."""
+    from twinsim.noise import apply_noise, resolve_profile
+
+    noisy = apply_noise(dynamic_sequence, tmp_path / "noisy", resolve_profile("kinect"), seed=1)
+    twin = replay(noisy, tmp_path / "twin")
+    assert open_sequence(twin).metadata["twin"]["copied_from_source"] == {}
+    for i in (0, 7):
+        rel = f"cam0/depth/{i:06d}.npy"
+        assert (twin / rel).read_bytes() == (dynamic_sequence / rel).read_bytes()
+        assert (twin / rel).read_bytes() != (noisy / rel).read_bytes()

@@ -6,8 +6,9 @@ same depth, masks, boxes and keypoints, and a twin copies them file by file; if 
 (lights, materials, textures, fog, weather) is the source's too, so are its colour images. A
 camera whose look changed renders only its colour pass. Rendering is deterministic, so this is
 what rendering again would give: `rerender=True` renders everything, and the tests compare both.
-Sources made by another twinsim version are always rendered again, as are cameras with
-render-time exposure effects whose look changed (their masks come from sub-frame renders).
+Sources made by another twinsim version or changed by `twinsim noise` are always rendered
+again (the twin of a noisy sequence is clean), as are cameras with render-time exposure effects
+whose look changed (their masks come from sub-frame renders).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ def reusable_cameras(
     """
     if rerender or mode is not ReplayMode.teleport:
         return {}
-    if source.metadata.get("twinsim_version") != __version__:
-        return {}
+    if source.metadata.get("twinsim_version") != __version__ or "noise" in source.metadata:
+        return {}  # another renderer, or images a noise profile changed: render them
     if config.render != source.config.render or _geometry(scene) != _geometry(source.scene):
         return {}
     colour = (

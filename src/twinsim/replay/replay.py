@@ -11,7 +11,8 @@ as in GRADE:
   controllers and physics again, so a change that touches physics changes the motion.
 
 Streams are written by the same `StreamRecorder` as a generated run, so every sensor type the
-simulator records is recorded by twins too, at the same timestamps.
+simulator records is recorded by twins too, at the same timestamps; camera frames the source
+provably holds already are copied from it instead of rendered (`twinsim.replay.reuse`).
 """
 
 from __future__ import annotations

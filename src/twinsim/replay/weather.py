@@ -177,9 +177,12 @@ class Weather:
             ring_v = np.concatenate([np.clip(v[big] + dv, 0, h - 1) for _, dv in offsets])
             ring_w = np.tile(weight[big] * 0.6, 4)
             u, v, weight = (np.concatenate(a) for a in ((u, ring_u), (v, ring_v), (weight, ring_w)))
-        alpha = np.bincount(v * w + u, weights=weight, minlength=h * w).reshape(h, w)
-        alpha = np.minimum(alpha, 0.9).astype(np.float32)[..., None]
-        return out * (1 - alpha) + p.rgb.astype(np.float32) * alpha
+        alpha = np.bincount(v * w + u, weights=weight, minlength=h * w)
+        hit = np.flatnonzero(alpha)  # blend only the pixels a particle covers
+        a = np.minimum(alpha[hit], 0.9).astype(np.float32)[:, None]
+        flat = out.reshape(-1, 3)
+        flat[hit] = flat[hit] * (1 - a) + p.rgb.astype(np.float32) * a
+        return out
 
     def _rays(self, shape: tuple[int, int], K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Unit ray directions (H·W, 3) in the camera frame and each ray's length per metre of
@@ -221,4 +224,6 @@ class Weather:
             weight = np.float32(sm.density * sigma * np.sqrt(np.pi / 2))
             tau[near] += weight * np.exp(b2 * np.float32(-0.5 / sigma**2)) * line
         transmit = np.exp(-tau).reshape(depth.shape)[..., None]
-        return out * transmit + SMOKE_RGB.astype(np.float32) * (1 - transmit)
+        out *= transmit
+        out += SMOKE_RGB.astype(np.float32) * (1 - transmit)
+        return out

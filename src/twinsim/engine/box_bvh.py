@@ -89,11 +89,12 @@ class BoxBVH:
         )  # each face's centre
         signs = np.array([[-1, -1], [-1, 1], [1, -1], [1, 1]], float)
         corners = mid[:, None] + np.einsum("cj,fj,fjk->fck", signs, self._face_half, frame[:, 1:])
+        # faces of other boxes facing the same way in (nearly) the same plane, all pairs at once
+        same = (n @ n.T > 1.0 - 1e-9) & (np.abs(at[:, None, 0] - at[None, :, 0]) <= _PLANE_M)
+        same &= box[:, None] != box[None, :]
         starts, lo, hi = [0], [], []
         for f in range(len(frame)):
-            same = (n @ n[f] > 1.0 - 1e-9) & (np.abs(at[:, 0] - at[f, 0]) <= _PLANE_M)
-            same &= box != box[f]
-            for g in np.flatnonzero(same):
+            for g in np.flatnonzero(same[f]):
                 uw = corners[g] @ frame[f, 1:].T - at[f, 1:]  # (4, 2)
                 g_lo, g_hi = uw.min(axis=0), uw.max(axis=0)
                 cut_lo = np.maximum(g_lo, -self._face_half[f])

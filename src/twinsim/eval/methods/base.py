@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,6 +52,43 @@ def first_stream(seq: SequenceReader, kind: str) -> str:
         if seq.stream_info(name).get("type") == kind:
             return name
     raise MethodError(f"{seq.path}: no {kind} stream (streams: {', '.join(seq.streams)})")
+
+
+def chain_to_reference(
+    frames: Iterable,
+    observe: Callable[[Any], Any],
+    track: Callable[[Any, Any], np.ndarray | None],
+    reanchor_after: int,
+    log: Log,
+) -> tuple[list[int], list[np.ndarray]]:
+    """Frame-to-reference odometry: each frame's observation is registered against the last
+    tracked one (`track(reference, current)` → T_cur_ref, None when it fails). An untracked
+    frame is a gap; after `reanchor_after` gaps in a row, tracking restarts from the current
+    frame at the last estimated pose, as odometry does after a reset. Returns (t_ns, poses)."""
+    t_ns: list[int] = []
+    poses: list[np.ndarray] = []
+    reference = None  # (observation, pose)
+    lost = 0
+    for frame in frames:
+        current = observe(frame)
+        if reference is None:
+            pose = np.eye(4)
+        else:
+            T_cur_ref = track(reference[0], current)
+            if T_cur_ref is None:
+                lost += 1
+                if lost < reanchor_after:
+                    log(f"frame {frame.index}: not tracked")
+                else:
+                    log(f"frame {frame.index}: lost {lost} frames; restarting from here")
+                    reference, lost = (current, poses[-1]), 0
+                continue
+            pose = reference[1] @ np.linalg.inv(T_cur_ref)
+        lost = 0
+        reference = (current, pose)
+        t_ns.append(frame.t_ns)
+        poses.append(pose)
+    return t_ns, poses
 
 
 def save_estimate(trial_dir: Path, t_ns: list[int], poses: list[np.ndarray], name: str) -> Path:

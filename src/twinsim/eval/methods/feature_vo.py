@@ -11,7 +11,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from twinsim.eval.methods.base import Log, Method, first_stream, save_estimate
+from twinsim.eval.methods.base import (
+    Log,
+    Method,
+    chain_to_reference,
+    first_stream,
+    save_estimate,
+)
 from twinsim.sequence import open_sequence
 
 MIN_INLIERS = 15
@@ -46,7 +52,7 @@ class FeatureVO(Method):
         rng = np.random.default_rng(seed)
         seq = open_sequence(seq_path)
         cam = seq.camera(first_stream(seq, "camera"))
-        dynamic_ids = np.array(
+        ids = np.array(
             [i["instance_id"] for i in seq.metadata["instances"] if i.get("dynamic")], dtype=int
         )
         patch = 31 if cam.width >= 320 else 15
@@ -55,32 +61,17 @@ class FeatureVO(Method):
         )
         matcher = cv2.BFMatcher(cv2.NORM_HAMMING, crossCheck=True)
         K = cam.K.astype(np.float64)
-        t_ns: list[int] = []
-        poses: list[np.ndarray] = []
-        reference = None
-        lost = 0
-        for frame in cam:
+
+        def observe(frame) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
             gray = cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2GRAY)
-            mask = self._mask(frame.instance, dynamic_ids)
-            keypoints, descriptors = orb.detectAndCompute(gray, mask)
+            keypoints, descriptors = orb.detectAndCompute(gray, self._mask(frame.instance, ids))
             points = np.array([kp.pt for kp in keypoints], dtype=np.float64).reshape(-1, 2)
-            if reference is None:
-                pose = np.eye(4)
-            else:
-                T_cur_ref = self._track(reference, points, descriptors, matcher, K, rng)
-                if T_cur_ref is None:
-                    lost += 1
-                    if lost < self.reanchor_after:
-                        log(f"frame {frame.index}: not tracked")
-                    else:
-                        log(f"frame {frame.index}: lost {lost} frames; restarting from here")
-                        reference, lost = (points, descriptors, frame.depth, poses[-1]), 0
-                    continue
-                pose = reference[3] @ np.linalg.inv(T_cur_ref)
-                lost = 0
-            reference = (points, descriptors, frame.depth, pose)
-            t_ns.append(frame.t_ns)
-            poses.append(pose)
+            return points, descriptors, frame.depth
+
+        def track(reference, current) -> np.ndarray | None:
+            return self._track(reference, current[0], current[1], matcher, K, rng)
+
+        t_ns, poses = chain_to_reference(cam, observe, track, self.reanchor_after, log)
         log(f"tracked {len(t_ns)} of {len(cam)} frames")
         return save_estimate(trial_dir, t_ns, poses, self.name)
 
@@ -96,7 +87,7 @@ class FeatureVO(Method):
     def _track(self, reference, points, descriptors, matcher, K, rng) -> np.ndarray | None:
         """T_cur_ref from PnP on the reference's 3D points (its depth) and the current 2D
         features; None when it fails."""
-        ref_points, ref_descriptors, ref_depth, _ = reference
+        ref_points, ref_descriptors, ref_depth = reference
         if descriptors is None or ref_descriptors is None:
             return None
         matches = matcher.match(ref_descriptors, descriptors)

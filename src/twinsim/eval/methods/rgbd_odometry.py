@@ -7,7 +7,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from twinsim.eval.methods.base import Log, Method, first_stream, save_estimate
+from twinsim.eval.methods.base import (
+    Log,
+    Method,
+    chain_to_reference,
+    first_stream,
+    save_estimate,
+)
 from twinsim.sequence import open_sequence
 
 
@@ -34,30 +40,15 @@ class RgbdOdometry(Method):
         settings.setMaxDepth(self.max_depth_m)
         settings.setMaxDepthDiff(self.max_depth_diff_m)
         odometry = cv2.Odometry(cv2.OdometryType_RGB_DEPTH, settings, cv2.OdometryAlgoType_COMMON)
-        t_ns: list[int] = []
-        poses: list[np.ndarray] = []
-        reference = None
-        lost = 0
-        for frame in cam:
-            gray = cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2GRAY)
-            depth = frame.depth.astype(np.float32)
-            if reference is None:
-                pose = np.eye(4)
-            else:
-                ok, Rt = odometry.compute(reference[0], reference[1], depth, gray)
-                if not ok:
-                    lost += 1
-                    if lost < self.reanchor_after:
-                        log(f"frame {frame.index}: not tracked")
-                    else:
-                        log(f"frame {frame.index}: lost {lost} frames; restarting from here")
-                        reference, lost = (depth, gray, poses[-1]), 0
-                    continue
-                # Rt maps points of the reference camera into the current camera.
-                pose = reference[2] @ np.linalg.inv(Rt)
-            lost = 0
-            reference = (depth, gray, pose)
-            t_ns.append(frame.t_ns)
-            poses.append(pose)
+
+        def observe(frame) -> tuple[np.ndarray, np.ndarray]:
+            return frame.depth.astype(np.float32), cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2GRAY)
+
+        def track(reference, current) -> np.ndarray | None:
+            # Rt maps points of the reference camera into the current camera: T_cur_ref
+            ok, Rt = odometry.compute(*reference, *current)
+            return Rt if ok else None
+
+        t_ns, poses = chain_to_reference(cam, observe, track, self.reanchor_after, log)
         log(f"tracked {len(t_ns)} of {len(cam)} frames")
         return save_estimate(trial_dir, t_ns, poses, self.name)

@@ -128,11 +128,10 @@ class _WeatherWriter:
 
     def write_copied_frame(self, name: str, frame: CopiedFrame) -> None:
         """A copied frame with a new colour image gets weather; one copied whole has it."""
-        if frame.rgb is None:
-            self._queue(self._writer.write_copied_frame, name, frame, None)
-        else:
+        depth = None
+        if frame.rgb is not None:
             depth = read_npy(frame_path(frame.source, "depth", frame.index), name)
-            self._queue(self._writer.write_copied_frame, name, frame, depth)
+        self._queue(self._writer.write_copied_frame, name, frame, depth)
 
     def _queue(self, write: Callable, name: str, frame, depth: np.ndarray | None) -> None:
         future = None

@@ -14,6 +14,7 @@ whose look changed (their masks come from sub-frame renders).
 from __future__ import annotations
 
 from twinsim._version import __version__
+from twinsim.config import TwinsimConfig
 from twinsim.replay.source import ReplaySource
 from twinsim.replay.variations import ReplayMode
 from twinsim.scene.spec import SceneSpec
@@ -35,7 +36,7 @@ def _look(scene: SceneSpec) -> tuple:
 
 def reusable_cameras(
     source: ReplaySource,
-    config,
+    config: TwinsimConfig,
     scene: SceneSpec,
     same_look: bool,
     mode: ReplayMode,

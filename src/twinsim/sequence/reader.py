@@ -223,7 +223,7 @@ class CameraStream:
     @property
     def frame_lines(self) -> tuple[str, ...]:
         """Every frame's frames.csv line (pose) as stored, without the header."""
-        return tuple((self.folder / FRAMES_FILE).read_text(encoding="utf-8").splitlines()[1:])
+        return _data_lines(self.folder / FRAMES_FILE)
 
     def frame_source(self, colour: bool) -> FrameSource:
         """This stream as frames another stream of the same camera copies (see `FrameSource`)."""
@@ -289,7 +289,7 @@ class LidarStream:
     @property
     def scan_lines(self) -> tuple[str, ...]:
         """Every sweep's scans.csv line (time and pose) as stored, without the header."""
-        return tuple((self.folder / SCANS_FILE).read_text(encoding="utf-8").splitlines()[1:])
+        return _data_lines(self.folder / SCANS_FILE)
 
     def __iter__(self) -> Iterator[LidarScan]:
         for index in range(len(self)):
@@ -306,3 +306,8 @@ class LidarStream:
         return LidarScan.from_records(
             index, int(self.t_ns[index]), self.T_world_lidar[index].copy(), rec
         )
+
+
+def _data_lines(path: Path) -> tuple[str, ...]:
+    """The lines of a CSV table after its header, as stored (copies keep them verbatim)."""
+    return tuple(path.read_text(encoding="utf-8").splitlines()[1:])

@@ -277,7 +277,7 @@ class RayCaster:
         self,
         model: mujoco.MjModel,
         exclude_body: int,
-        workers: int = 2,
+        workers: int = 1,
         split: WorldSplit | None = None,
         boxes: bool = True,
     ) -> None:

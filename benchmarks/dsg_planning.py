@@ -24,11 +24,11 @@ import numpy as np
 
 from twinsim.config import SceneConfig
 from twinsim.dsg import HierarchicalPlanner, build_scene_graph, free_grid, plan_flat
+from twinsim.robots.drone import DroneSpec
 from twinsim.scene.apartment import generate_apartment
-from twinsim.scene.spec import RobotSpec
 
 CLEAR = 0.25
-ROBOT = RobotSpec(
+ROBOT = DroneSpec(
     mass_kg=1.5,
     inertia=(0.0165, 0.0165, 0.0324),
     half_size=(0.18, 0.18, 0.05),

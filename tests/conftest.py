@@ -14,12 +14,12 @@ from twinsim.engine.backend import configure_backend
 GL_BACKEND = configure_backend("auto")
 
 from twinsim.config import CameraConfig, ImuConfig, RenderConfig, TwinsimConfig  # noqa: E402
+from twinsim.robots.drone import DroneSpec  # noqa: E402
 from twinsim.scene.spec import (  # noqa: E402
     GeomSpec,
     LightSpec,
     MaterialSpec,
     ObjectSpec,
-    RobotSpec,
     RoomSpec,
     SceneSpec,
 )
@@ -42,9 +42,9 @@ def _box(iid: int, name: str, cls: str, center, half, material: str) -> ObjectSp
     )
 
 
-def make_robot(start=(0.0, 0.0, 1.2), start_yaw: float = 0.0) -> RobotSpec:
+def make_robot(start=(0.0, 0.0, 1.2), start_yaw: float = 0.0) -> DroneSpec:
     """GRADE's drone limits on a 1.5 kg body, at rest at `start` (no planned path)."""
-    return RobotSpec(
+    return DroneSpec(
         mass_kg=1.5,
         inertia=(0.0165, 0.0165, 0.0324),
         half_size=(0.18, 0.18, 0.05),

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import shapely
 
-from twinsim.config import RobotConfig
 from twinsim.errors import TwinsimError
+from twinsim.robots.drone import DroneConfig
 from twinsim.robots.planner import (
     FlightPlan,
     PlannerOptions,
@@ -43,7 +43,7 @@ class Scene:
     objects: tuple[ObjectSpec, ...]
     wall_height: float = WALL_H
 
-    def plan(self, cfg: RobotConfig, duration_s: float, seed: int, **opt) -> FlightPlan:
+    def plan(self, cfg: DroneConfig, duration_s: float, seed: int, **opt) -> FlightPlan:
         return plan_flight(
             rooms=self.rooms,
             doors=self.doors,
@@ -226,7 +226,7 @@ def samples(plan: FlightPlan, dt: float = 0.02):
     return t, traj.sample(t)
 
 
-CFG = RobotConfig(min_rooms_visited=3)
+CFG = DroneConfig(min_rooms_visited=3)
 
 
 @pytest.fixture(scope="module")
@@ -344,7 +344,7 @@ def test_same_seed_same_plan_other_seed_other_plan(four_room_plan) -> None:
 def test_apartment_with_real_doors_for_a_full_run() -> None:
     """7 rooms, 0.9 m doors with jambs (narrower than 2 x 0.45 m): crossings use door clearance."""
     scene = apartment()
-    cfg = RobotConfig(min_rooms_visited=4)
+    cfg = DroneConfig(min_rooms_visited=4)
     plan = scene.plan(cfg, duration_s=61.0, seed=0)
     assert plan.duration_s >= 61.0
     assert len(set(plan.rooms_visited)) >= 4
@@ -419,15 +419,15 @@ def test_choose_start_is_seeded_and_open() -> None:
 def test_narrow_door_is_reported() -> None:
     scene = four_rooms(door_width=0.6)
     with pytest.raises(PlanningError, match=r"door \d between rooms \d and \d is too narrow"):
-        scene.plan(RobotConfig(min_rooms_visited=2), duration_s=10.0, seed=0)
+        scene.plan(DroneConfig(min_rooms_visited=2), duration_s=10.0, seed=0)
 
 
 def test_cluttered_room_is_reported() -> None:
     scene = four_rooms(clutter_room3=True)
     with pytest.raises(TwinsimError, match=r"cannot visit 4 rooms.*room 3 has no free space"):
-        scene.plan(RobotConfig(min_rooms_visited=4), duration_s=10.0, seed=0)
+        scene.plan(DroneConfig(min_rooms_visited=4), duration_s=10.0, seed=0)
 
 
 def test_flight_band_above_doors_is_reported() -> None:
     with pytest.raises(PlanningError, match="flight band"):
-        four_rooms().plan(RobotConfig(flight_height_m=1.9), duration_s=10.0, seed=0)
+        four_rooms().plan(DroneConfig(flight_height_m=1.9), duration_s=10.0, seed=0)

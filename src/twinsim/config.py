@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from twinsim.configmodel import ConfigModel, format_validation_error
 from twinsim.errors import ConfigError
+from twinsim.plugins import keyed_config
+from twinsim.robots.registry import ROBOTS
 
-
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+_Config = ConfigModel
 
 
 class SimConfig(_Config):
@@ -92,21 +93,6 @@ class FlyingObjectsConfig(_Config):
         if not self.classes:
             raise ValueError("classes must name at least one of ball, box, toy, bottle")
         return self
-
-
-class RobotConfig(_Config):
-    """GRADE's UAV: one joint per DOF, PID joint control, speed and angle limits (REFERENCE.md)."""
-
-    kind: Literal["drone"] = "drone"
-    mass_kg: float = Field(1.5, gt=0.0)
-    horizontal: bool = False
-    max_speed_mps: float = Field(0.5, gt=0.0)
-    max_roll_pitch_deg: float = Field(25.0, ge=0.0, le=90.0)
-    max_roll_pitch_rate_dps: float = Field(40.0, gt=0.0)
-    max_yaw_rate_dps: float = Field(30.0, gt=0.0)
-    flight_height_m: float = Field(1.3, gt=0.2)
-    clearance_m: float = Field(0.45, gt=0.0)
-    min_rooms_visited: int = Field(3, ge=1)
 
 
 class CameraConfig(_Config):
@@ -228,7 +214,9 @@ class TwinsimConfig(_Config):
     seed: int = Field(0, ge=0)
     sim: SimConfig = SimConfig()
     scene: SceneConfig = SceneConfig()
-    robot: RobotConfig = RobotConfig()
+    robot: keyed_config(ROBOTS, "kind", "drone") = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ROBOTS.get("drone").config_model()
+    )
     people: PeopleConfig = PeopleConfig()
     flying_objects: FlyingObjectsConfig = FlyingObjectsConfig()
     cameras: dict[str, CameraConfig] = Field(default_factory=lambda: {"cam0": CameraConfig()})
@@ -307,46 +295,30 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: sections whose fields belong to the plug-in their key names: (key, default)
+KEYED_SECTIONS = {"robot": ("kind", "drone"), "scene": ("generator", "apartment")}
+
+
 def _apply_override(data: dict[str, Any], assignment: str) -> None:
+    """Set one `key.path=value`; naming another robot kind or generator than the config's
+    starts that section afresh, since the preset's fields belong to the one it named."""
     key, sep, raw = assignment.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"--set expects key.path=value, got {assignment!r}")
     parts = key.strip().split(".")
+    value = yaml.safe_load(raw) if raw.strip() else raw
+    if len(parts) == 2 and KEYED_SECTIONS.get(parts[0], (None,))[0] == parts[1]:
+        section = data.get(parts[0])
+        current = section.get(parts[1]) if isinstance(section, dict) else None
+        if value != (current or KEYED_SECTIONS[parts[0]][1]):
+            data[parts[0]] = {}
     node = data
     for part in parts[:-1]:
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
             raise ConfigError(f"--set {key}: {part!r} is a value, not a section")
         node = child
-    node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else raw
-
-
-def _model_at(loc: tuple) -> type[BaseModel] | None:
-    """The pydantic model class that owns the field at `loc` (used to list allowed keys)."""
-    model: Any = TwinsimConfig
-    for part in loc[:-1]:
-        if isinstance(part, int) or model is None:
-            return None
-        field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
-        if field is None:
-            # dict[str, Model]: the key is a sensor name; stay on the value model
-            return model if isinstance(model, type) and issubclass(model, BaseModel) else None
-        ann = field.annotation
-        args = getattr(ann, "__args__", ())
-        model = args[-1] if args and getattr(ann, "__origin__", None) is dict else ann
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
-
-
-def _format_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = tuple(err["loc"])
-    where = ".".join(str(p) for p in loc) or "config"
-    if err["type"] == "extra_forbidden":
-        owner = _model_at(loc)
-        allowed = ", ".join(owner.model_fields) if owner else "see docs"
-        return f"unknown config field {where!r}; allowed here: {allowed}"
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"{where}: {msg}" if loc else msg
+    node[parts[-1]] = value
 
 
 def validate_config(data: dict[str, Any]) -> TwinsimConfig:
@@ -354,7 +326,7 @@ def validate_config(data: dict[str, Any]) -> TwinsimConfig:
     try:
         return TwinsimConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_error(exc)) from None
+        raise ConfigError(format_validation_error(exc, TwinsimConfig, data)) from None
 
 
 def load_config(

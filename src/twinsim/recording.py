@@ -16,8 +16,7 @@ import numpy as np
 
 from twinsim.config import TwinsimConfig
 from twinsim.geometry import T_to_pos_quat_xyzw, pose_to_T
-from twinsim.robots.controller import Setpoint
-from twinsim.robots.drone import JOINT_NAMES
+from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SceneSpec, SensorSpec
 from twinsim.sensors.annotate import annotate_frame
 from twinsim.sensors.events import EventSimulator, log_intensity
@@ -35,14 +34,11 @@ from twinsim.sequence.frames import FrameSource
 POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
 ODOM_COLUMNS = (*POSE_COLUMNS, "vx", "vy", "vz", "wx", "wy", "wz")
 IMU_COLUMNS = ("gyro_x", "gyro_y", "gyro_z", "accel_x", "accel_y", "accel_z")
-JOINT_COLUMNS = tuple(
-    f"{kind}_{j}" for kind in ("position", "velocity", "effort") for j in JOINT_NAMES
-)
-ROBOT_STATE_COLUMNS = tuple(
-    f"{kind}_{j}"
-    for kind in ("qpos", "qvel", "qacc_warmstart", "q_ref", "qd_ref", "qdd_ff", "ctrl")
-    for j in JOINT_NAMES
-)
+
+
+def joint_state_columns(joints: tuple[str, ...]) -> tuple[str, ...]:
+    """Columns of `joint_states`: position, velocity and actuator effort of each joint."""
+    return tuple(f"{kind}_{j}" for kind in ("position", "velocity", "effort") for j in joints)
 
 
 class StreamRecorder:
@@ -75,8 +71,9 @@ class StreamRecorder:
             writer.add_table(imu.name, IMU_COLUMNS)
         writer.add_table("groundtruth_body", POSE_COLUMNS)
         writer.add_table("odometry", ODOM_COLUMNS)
-        writer.add_table("joint_states", JOINT_COLUMNS)
-        writer.add_table("robot_state", ROBOT_STATE_COLUMNS)
+        kind = ROBOTS.get(scene.robot.kind)
+        writer.add_table("joint_states", joint_state_columns(kind.joint_names(scene.robot)))
+        writer.add_table("robot_state", kind.state_columns(scene.robot))
         self.lidars = [s for s in scene.sensors if s.type == "lidar"]
         self.event_cameras = [s for s in scene.sensors if s.type == "event_camera"]
         self._scanners = [LidarScanner(world, s, self.period[s.name]) for s in self.lidars]
@@ -104,11 +101,11 @@ class StreamRecorder:
         return bool(self.lidars) or any(k % self.period[c.name] == 0 for c in seeing)
 
     def before_step(
-        self, k: int, q: np.ndarray, qd: np.ndarray, sp: Setpoint, ctrl: np.ndarray
+        self, k: int, q: np.ndarray, qd: np.ndarray, setpoint: np.ndarray, ctrl: np.ndarray
     ) -> None:
         """Record what describes instant k: state and setpoints, poses, odometry, images."""
         world, writer, t_ns = self.world, self.writer, step_to_ns(k, self.hz)
-        row = [q, qd, world.qacc_warmstart(), sp.q_ref, sp.qd_ref, sp.qdd_ff, ctrl]
+        row = [q, qd, world.qacc_warmstart(), setpoint, ctrl]
         writer.append("robot_state", t_ns, np.concatenate(row))
         if self._history is not None:
             self._history.push(k, q)

@@ -12,131 +12,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from twinsim._version import __version__
-from twinsim.actors.flying import (
-    generate_flying_objects,
-    pass_in_front_object,
-    pass_times,
-    planned_camera_pose,
-)
-from twinsim.actors.population import generate_people
+from twinsim.assemble import build_scene
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
 from twinsim.recording import StreamRecorder
-from twinsim.robots.controller import FlightController
-from twinsim.robots.drone import JOINT_NAMES, drone_body, pose_to_qpos
-from twinsim.robots.planner import plan_flight
-from twinsim.robots.trajectory import Trajectory
-from twinsim.scene.apartment import generate_apartment
-from twinsim.scene.placement import clear_of_traces, place_people
-from twinsim.scene.spec import RobotSpec, SceneSpec
+from twinsim.robots.registry import ROBOTS
+from twinsim.scene.spec import SceneSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
-from twinsim.sensors.rig import resolve_sensors, sensor_metadata
+from twinsim.sensors.rig import sensor_metadata
 from twinsim.sequence import SequenceWriter
 
 ProgressCallback = Callable[[int, int], None]
-START_CLEARANCE_M = 1.0  # the drone starts at least this far from any person's walking trace
-
-
-def build_scene(cfg: TwinsimConfig) -> SceneSpec:
-    """Resolve a config into a complete world: layout, people, robot path, flying objects, sensors.
-
-    Each stage draws from its own stream of the seed, so adding people or flying objects to a
-    config keeps the same apartment.
-    """
-    layout_rng, people_rng, flight_rng, objects_rng = (
-        np.random.default_rng(s) for s in np.random.SeedSequence(cfg.seed).spawn(4)
-    )
-    total_s = cfg.sim.bootstrap_s + cfg.sim.duration_s
-    layout = generate_apartment(cfg.scene, layout_rng)
-    next_id = max(o.instance_id for o in layout.objects) + 1
-    population = generate_people(
-        cfg.people,
-        layout.rooms,
-        layout.objects,
-        people_rng,
-        next_id,
-        placement_fn=lambda candidates: place_people(
-            candidates,
-            layout.objects,
-            layout.rooms,
-            layout.wall_height,
-            total_s,
-            people_rng,
-            cfg.people.placement_attempts,
-            cfg.people.max_trace_intersections,
-        ),
-    )
-    next_id += 2 * population.placed
-    plan = plan_flight(
-        rooms=layout.rooms,
-        doors=layout.doors,
-        objects=layout.objects,
-        wall_height=layout.wall_height,
-        robot_cfg=cfg.robot,
-        duration_s=total_s,
-        rng=flight_rng,
-        start_allowed=(
-            (lambda xy: clear_of_traces(xy, population.traces, START_CLEARANCE_M))
-            if population.people
-            else None
-        ),
-    )
-    body = drone_body(cfg.robot)
-    robot = RobotSpec(
-        mass_kg=body.mass_kg,
-        inertia=body.inertia,
-        half_size=body.half_size,
-        start_pos=tuple(plan.start_pos),
-        start_yaw=plan.start_yaw,
-        horizontal=cfg.robot.horizontal,
-        max_speed_mps=cfg.robot.max_speed_mps,
-        max_roll_pitch_rate_dps=cfg.robot.max_roll_pitch_rate_dps,
-        max_yaw_rate_dps=cfg.robot.max_yaw_rate_dps,
-        max_roll_pitch_deg=cfg.robot.max_roll_pitch_deg,
-        path=plan.path,
-        rooms_visited=tuple(plan.rooms_visited),
-    )
-    sensors = resolve_sensors(cfg)
-    flying, flying_materials = generate_flying_objects(
-        cfg.flying_objects,
-        layout.bounds_min,
-        layout.bounds_max,
-        layout.rooms,
-        total_s,
-        objects_rng,
-        next_id,
-    )
-    if cfg.flying_objects.pass_in_front:
-        occluder, materials = _occluder(
-            robot, sensors, layout, total_s, objects_rng, next_id + len(flying)
-        )
-        flying, flying_materials = (*flying, occluder), (*flying_materials, *materials)
-    scene = layout.to_scene(cfg.seed, robot, sensors)
-    return scene.model_copy(
-        update={
-            "people": population.people,
-            "flying_objects": flying,
-            "materials": (*scene.materials, *population.materials, *flying_materials),
-            "textures": (*scene.textures, *population.textures),
-        }
-    )
-
-
-def _occluder(robot: RobotSpec, sensors, layout, total_s: float, rng, instance_id: int):
-    """GRADE's WO: an object passing right in front of the first camera's lens now and then."""
-    camera = next(s for s in sensors if s.type == "camera")
-    return pass_in_front_object(
-        planned_camera_pose(robot, camera),
-        pass_times(1.0, total_s, rng),
-        total_s,
-        layout.bounds_min,
-        layout.bounds_max,
-        rng,
-        instance_id,
-    )
+__all__ = ["StepRange", "build_metadata", "build_scene", "record", "run", "step_range"]
 
 
 @dataclass(frozen=True)
@@ -177,16 +65,17 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "pose": "T_world_body",
         "twist": "linear (vx, vy, vz) and angular (wx, wy, wz) velocity in the body frame",
     }
+    joints = list(ROBOTS.get(scene.robot.kind).joint_names(scene.robot))
     streams["joint_states"] = {
         "type": "joint_states",
         "rate_hz": gt.joint_state_rate_hz,
-        "joints": list(JOINT_NAMES),
+        "joints": joints,
         "units": "slides in m, m/s, N; hinges in rad, rad/s, N·m",
     }
     streams["robot_state"] = {
         "type": "robot_state",
         "rate_hz": cfg.sim.physics_hz,
-        "joints": list(JOINT_NAMES),
+        "joints": joints,
         "note": "physics-rate state and setpoints at each step, before the step; for replay",
     }
     return {
@@ -237,22 +126,22 @@ def record(
 
 
 def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> dict:
-    """Fly the planned path through every step, recording the streams; return the statistics."""
+    """Drive the robot through every step with its controller, recording; return statistics."""
     hz = cfg.sim.physics_hz
     recorder = StreamRecorder(cfg, scene, world, writer)
-    robot = scene.robot
-    controller = FlightController(robot, Trajectory.from_path_points(robot.path), hz)
-    world.set_robot_state(pose_to_qpos(robot.start_pos, robot.start_yaw), np.zeros(6))
+    kind = ROBOTS.get(scene.robot.kind)
+    controller = kind.controller(scene.robot, hz)
+    world.set_robot_state(*kind.initial_state(scene.robot))
     total = steps.end - steps.start
     for k in range(steps.end):
         world.pose_actors(k / hz, observed=recorder.observed(k))
         world.step_begin()
         q, qd = world.robot_qpos(), world.robot_qvel()
-        sp = controller.setpoint(k / hz, yaw_now=q[3])
-        ctrl = controller.effort(sp, q, qd)
+        setpoint = controller.setpoint(k / hz, q, qd)
+        ctrl = controller.effort(setpoint, q, qd)
         recording = k >= steps.start
         if recording:
-            recorder.before_step(k, q, qd, sp, ctrl)
+            recorder.before_step(k, q, qd, setpoint, ctrl)
         world.step_end(ctrl)
         if recording:
             recorder.after_step(k, q, qd)

@@ -1,8 +1,8 @@
 """SceneSpec → `mujoco.MjSpec` → compiled model, with the id maps annotations need.
 
-Every object becomes a static body named `obj<instance_id>` holding its geoms; the robot is a
-body with one joint per degree of freedom, motor actuators, an IMU site with accelerometer
-and gyro, and one MuJoCo camera per camera sensor.
+Every object becomes a static body named `obj<instance_id>` holding its geoms; the robot is
+built from the body its kind describes (links, joints, motors), with an IMU site with
+accelerometer and gyro and one MuJoCo camera per camera sensor on its mount link.
 """
 
 from __future__ import annotations
@@ -21,17 +21,16 @@ from twinsim.engine.actors import (
 )
 from twinsim.engine.look import Look
 from twinsim.engine.meshes import textured_box
-from twinsim.engine.primitives import add_primitive
+from twinsim.engine.primitives import GEOM_TYPES, add_primitive
 from twinsim.geometry import R_OPTICAL_MJCAM, matrix_to_quat_wxyz, quat_wxyz_to_matrix
-from twinsim.robots.drone import JOINT_AXES, JOINT_IS_SLIDE, JOINT_NAMES
-from twinsim.scene.spec import SceneSpec, geom_local_box
+from twinsim.robots.registry import ROBOTS
+from twinsim.scene.spec import BodySpec, LinkSpec, SceneSpec, geom_local_box
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id
 
-ROBOT_BODY = "robot"
-ROBOT_GEOM_GROUP = 3  # collides, never rendered by on-board cameras
 ROBOT_LAMP = "robot_lamp"
 UV_SUFFIX = "__uv"  # the variant of a textured material used by meshes with their own UVs
+_JOINT_TYPES = {"slide": mujoco.mjtJoint.mjJNT_SLIDE, "hinge": mujoco.mjtJoint.mjJNT_HINGE}
 
 
 @dataclass(frozen=True)
@@ -119,35 +118,53 @@ def _add_lights(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
             lt.type = mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
 
 
-def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, look: Look) -> None:
-    robot = scene.robot
-    body = spec.worldbody.add_body()
-    body.name = ROBOT_BODY
-    body.mass = robot.mass_kg
-    body.inertia = robot.inertia
+def _add_link(spec: mujoco.MjSpec, parent: mujoco.MjsBody, link: LinkSpec) -> mujoco.MjsBody:
+    """A robot link: a body with explicit inertia, its joints and its (massless) geoms."""
+    body = parent.add_body()
+    body.name = link.name
+    body.pos, body.quat = link.pos, link.quat
+    body.mass = link.mass_kg
+    body.inertia = link.inertia
     body.explicitinertial = True
-    limit = np.deg2rad(robot.max_roll_pitch_deg)
-    for name, axis, slide in zip(JOINT_NAMES, JOINT_AXES, JOINT_IS_SLIDE, strict=True):
+    for j in link.joints:
         joint = body.add_joint()
-        joint.name = name
-        joint.type = mujoco.mjtJoint.mjJNT_SLIDE if slide else mujoco.mjtJoint.mjJNT_HINGE
-        joint.axis = axis
-        joint.armature = 1e-4
-        if name in ("pitch", "roll"):
+        joint.name = j.name
+        joint.type = _JOINT_TYPES[j.type]
+        joint.axis = j.axis
+        joint.armature = j.armature
+        if j.range is not None:
             joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
-            joint.range = (-limit, limit)
+            joint.range = j.range
+    for g in link.geoms:
+        geom = body.add_geom()
+        geom.name = g.name
+        geom.type = GEOM_TYPES[g.type]
+        geom.size = _geom_size(g.size)
+        geom.pos, geom.quat = g.pos, g.quat
+        geom.group = g.group
+        geom.rgba = g.rgba
+        geom.mass = g.mass_kg
+    return body
+
+
+def _geom_size(size: tuple[float, ...]) -> tuple[float, float, float]:
+    return (*size, *(0.0,) * (3 - len(size)))
+
+
+def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, look: Look) -> None:
+    """The robot's links (root on the world), its motors, lamp and sensor mounts."""
+    body_spec = robot_body(scene)
+    links: dict[str, mujoco.MjsBody] = {}
+    for link in body_spec.links:
+        parent = spec.worldbody if link.parent is None else links[link.parent]
+        links[link.name] = _add_link(spec, parent, link)
+    for a in body_spec.actuators:
         act = spec.add_actuator()
-        act.name = f"motor_{name}"
-        act.target = name
+        act.name = a.name
+        act.target = a.joint
         act.trntype = mujoco.mjtTrn.mjTRN_JOINT
         act.set_to_motor()
-    geom = body.add_geom()
-    geom.name = "robot_frame"
-    geom.type = mujoco.mjtGeom.mjGEOM_BOX
-    geom.size = robot.half_size
-    geom.group = ROBOT_GEOM_GROUP
-    geom.rgba = (0.15, 0.15, 0.18, 1.0)
-    geom.mass = 0.0
+    body = links[body_spec.mount]
     if look.lamp_rgb is not None:
         _add_lamp(body, scene, look.lamp_rgb)
     for sensor in scene.sensors:
@@ -172,6 +189,11 @@ def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, look: Look) -> None:
                 s.type = kind
                 s.objtype = mujoco.mjtObj.mjOBJ_SITE
                 s.objname = sensor.name
+
+
+def robot_body(scene: SceneSpec) -> BodySpec:
+    """The body of the scene's robot, as its registered kind describes it."""
+    return ROBOTS.get(scene.robot.kind).body(scene.robot)
 
 
 def _add_lamp(body: mujoco.MjsBody, scene: SceneSpec, rgb: tuple[float, float, float]) -> None:

@@ -38,7 +38,8 @@ import mujoco
 import numpy as np
 
 from twinsim.engine.box_bvh import BoxBVH
-from twinsim.engine.build import ROBOT_GEOM_GROUP, compile_model
+from twinsim.engine.build import compile_model
+from twinsim.scene.spec import ROBOT_GEOM_GROUP
 
 _LUMA = np.array([0.2126, 0.7152, 0.0722])
 _BODY_POSE_FIELDS = ("xpos", "xmat", "xipos", "ximat")

@@ -13,8 +13,8 @@ import mujoco
 import numpy as np
 from mujoco.rendering.classic import gl_context
 
-from twinsim.engine.build import ROBOT_GEOM_GROUP
 from twinsim.engine.culling import CULLED_GEOM_GROUP, ActorCulling
+from twinsim.scene.spec import ROBOT_GEOM_GROUP
 
 
 @dataclass

@@ -11,12 +11,11 @@ import numpy as np
 
 from twinsim.config import RenderConfig
 from twinsim.engine.actors import ActorDriver
-from twinsim.engine.build import ROBOT_BODY, compile_model, id_maps
+from twinsim.engine.build import compile_model, id_maps, robot_body
 from twinsim.engine.culling import ActorCulling
 from twinsim.engine.look import Look
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
-from twinsim.robots.drone import JOINT_NAMES
 from twinsim.scene.spec import SceneSpec
 
 
@@ -32,7 +31,12 @@ class World:
         self.render_config = render
         self.data = mujoco.MjData(self.model)
         self.maps = id_maps(self.model, scene)
-        self.robot_body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, ROBOT_BODY)
+        body = robot_body(scene)
+        self.robot_body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, body.mount)
+        joints = [self.model.joint(j.name) for j in body.joints]
+        self._qpos_adr = np.array([int(j.qposadr[0]) for j in joints], dtype=int)
+        self._dof_adr = np.array([int(j.dofadr[0]) for j in joints], dtype=int)
+        self._ctrl_adr = np.array([self.model.actuator(a.name).id for a in body.actuators], int)
         self._cam_ids = {
             s.name: mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_CAMERA, s.name)
             for s in scene.sensors
@@ -63,23 +67,19 @@ class World:
             self.model.sensor_adr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, name)]
         )
 
-    @property
-    def nq(self) -> int:
-        return len(JOINT_NAMES)
-
     def set_robot_state(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        """Place the robot (joint coordinates are its pose) and recompute kinematics."""
-        self.data.qpos[:] = qpos
-        self.data.qvel[:] = qvel
+        """Place the robot (its joint coordinates) and recompute kinematics."""
+        self.data.qpos[self._qpos_adr] = qpos
+        self.data.qvel[self._dof_adr] = qvel
         mujoco.mj_forward(self.model, self.data)
 
     def set_step_state(
         self, qpos: np.ndarray, qvel: np.ndarray, qacc_warmstart: np.ndarray
     ) -> None:
         """Set the state a physics step starts from (a replay's logged row), before `step_begin`."""
-        self.data.qpos[:] = qpos
-        self.data.qvel[:] = qvel
-        self.data.qacc_warmstart[:] = qacc_warmstart
+        self.data.qpos[self._qpos_adr] = qpos
+        self.data.qvel[self._dof_adr] = qvel
+        self.data.qacc_warmstart[self._dof_adr] = qacc_warmstart
 
     def apply_lighting(self, t_s: float) -> None:
         """Scene lights' intensity at t under the look's flicker (no-op without flicker)."""
@@ -105,20 +105,24 @@ class World:
 
     def step_end(self, ctrl: np.ndarray) -> None:
         """Second half: apply controls, compute accelerations (accelerometer), integrate to k+1."""
-        self.data.ctrl[:] = ctrl
+        self.data.ctrl[self._ctrl_adr] = ctrl
         mujoco.mj_step2(self.model, self.data)
 
     def robot_qpos(self) -> np.ndarray:
-        return self.data.qpos.copy()
+        """The robot's joint coordinates (a copy)."""
+        return self.data.qpos[self._qpos_adr]
 
     def robot_qvel(self) -> np.ndarray:
-        return self.data.qvel.copy()
+        """The robot's joint velocities (a copy)."""
+        return self.data.qvel[self._dof_adr]
 
     def qacc_warmstart(self) -> np.ndarray:
-        return self.data.qacc_warmstart.copy()
+        """The solver's warm start of the robot's joints (logged so a replay repeats it)."""
+        return self.data.qacc_warmstart[self._dof_adr]
 
     def actuator_force(self) -> np.ndarray:
-        return self.data.actuator_force.copy()
+        """The force or torque of each of the robot's actuators in the last step."""
+        return self.data.actuator_force[self._ctrl_adr]
 
     def T_world_body(self) -> np.ndarray:
         return make_T(

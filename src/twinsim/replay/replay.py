@@ -6,9 +6,10 @@ as in GRADE:
 
 - teleport (default): before each step the logged qpos, qvel and solver warm start are set,
   so poses repeat bit for bit whatever the twin changes; an unchanged twin is byte-identical.
-- control: the logged state is set once, at the first recorded step (the PID integral is
-  recovered from that row's logged effort), then the logged set-points drive the PID
-  controllers and physics again, so a change that touches physics changes the motion.
+- control: the logged state is set once, at the first recorded step (the robot kind restarts
+  its controller from that row, e.g. the drone recovers its PID integral from the logged
+  effort), then the logged set-points drive the controller and physics again, so a change
+  that touches physics changes the motion.
 
 Streams are written by the same `StreamRecorder` as a generated run, so every sensor type the
 simulator records is recorded by twins too, at the same timestamps; camera frames the source
@@ -39,8 +40,7 @@ from twinsim.replay.sensors import twin_sensors
 from twinsim.replay.source import ReplaySource, load_source
 from twinsim.replay.variations import ReplayMode, Variations
 from twinsim.replay.weather import Weather
-from twinsim.robots.controller import GRAVITY, FlightController, Setpoint
-from twinsim.robots.trajectory import Trajectory
+from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.camera import intrinsics
 from twinsim.sequence import SequenceWriter
@@ -239,7 +239,9 @@ def _drive(src: ReplaySource, world, recorder, mode: ReplayMode, hz: int, progre
     """Step through the recorded steps, the robot teleported or controlled from the log."""
     log = src.log
     k0, k1 = src.steps
-    controller = _recovered_controller(src, hz) if mode is ReplayMode.control else None
+    controller = None
+    if mode is ReplayMode.control:
+        controller = ROBOTS.get(src.scene.robot.kind).restarted_controller(src.scene.robot, log, hz)
     world.set_robot_state(log.qpos[0], log.qvel[0])
     for i, k in enumerate(range(k0, k1)):
         # the first step poses every actor, as the run did when it was last observed
@@ -249,32 +251,11 @@ def _drive(src: ReplaySource, world, recorder, mode: ReplayMode, hz: int, progre
             world.set_step_state(log.qpos[i], log.qvel[i], log.qacc_warmstart[i])
         world.step_begin()
         q, qd = world.robot_qpos(), world.robot_qvel()
-        sp = Setpoint(log.q_ref[i], log.qd_ref[i], log.qdd_ff[i])
-        ctrl = log.ctrl[i] if controller is None else controller.effort(sp, q, qd)
-        recorder.before_step(k, q, qd, sp, ctrl)
+        setpoint = log.setpoint[i]
+        ctrl = log.ctrl[i] if controller is None else controller.effort(setpoint, q, qd)
+        recorder.before_step(k, q, qd, setpoint, ctrl)
         world.step_end(ctrl)
         recorder.after_step(k, q, qd)
         done = i + 1
         if progress is not None and (done % max(1, hz // 10) == 0 or done == k1 - k0):
             progress(done, k1 - k0)
-
-
-def _recovered_controller(src: ReplaySource, hz: int) -> FlightController:
-    """The flight controller with its PID integral as it was before the first recorded step.
-
-    The integral is not logged; the first row's effort, state and set-points determine it
-    (effort = m · (kp·e + ki·I + kd·ė + qdd_ff + g)), up to rounding, where ki > 0 and the
-    effort was not clipped.
-    """
-    controller = FlightController(
-        src.scene.robot, Trajectory.from_path_points(src.scene.robot.path), hz
-    )
-    log, pid = src.log, controller.pid
-    err = log.q_ref[0] - log.qpos[0]
-    acc = log.ctrl[0] / controller.effective_mass - log.qdd_ff[0]
-    acc[2] -= GRAVITY
-    acc -= pid.kp * err + pid.kd * (log.qd_ref[0] - log.qvel[0])
-    usable = (pid.ki > 0) & (np.abs(log.ctrl[0]) < pid.effort_limit)
-    integral = np.where(usable, acc / np.where(usable, pid.ki, 1.0), 0.0)
-    pid.integral = integral - err * controller.dt
-    return controller

@@ -16,8 +16,8 @@ import numpy as np
 from twinsim._version import __version__
 from twinsim.config import TwinsimConfig, validate_config
 from twinsim.errors import ConfigError, SequenceError
-from twinsim.recording import ROBOT_STATE_COLUMNS
-from twinsim.robots.drone import JOINT_NAMES
+from twinsim.robots.base import RobotLog
+from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SCENE_FORMAT_VERSION, SceneSpec
 from twinsim.sequence import open_sequence, validate_sequence
 from twinsim.sequence.layout import SEQUENCE_FORMAT_VERSION
@@ -29,20 +29,6 @@ MIN_REPLAYABLE_VERSION = (0, 1, 0)
 
 class ReplaySourceError(SequenceError):
     """A source sequence that cannot be replayed (incomplete, invalid, or from another version)."""
-
-
-@dataclass(frozen=True)
-class RobotLog:
-    """The recorded robot_state rows: per recorded step, state before the step and set-points."""
-
-    t_ns: np.ndarray  # (N,) int64
-    qpos: np.ndarray  # (N, 6)
-    qvel: np.ndarray
-    qacc_warmstart: np.ndarray
-    q_ref: np.ndarray
-    qd_ref: np.ndarray
-    qdd_ff: np.ndarray
-    ctrl: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -120,7 +106,8 @@ def load_source(path: str | Path) -> ReplaySource:
     if "robot_state" not in seq.streams:
         raise ReplaySourceError(f"source {path} has no robot_state stream to replay from")
     table = seq.table("robot_state")
-    missing = [c for c in ROBOT_STATE_COLUMNS if c not in table]
+    kind = ROBOTS.get(scene.robot.kind)
+    missing = [c for c in kind.state_columns(scene.robot) if c not in table]
     if missing:
         raise ReplaySourceError(f"source {path}: robot_state lacks columns {', '.join(missing)}")
     k0, k1 = metadata["recorded_steps"]
@@ -130,13 +117,15 @@ def load_source(path: str | Path) -> ReplaySource:
             "it must be logged at the physics rate"
         )
 
-    def block(kind: str) -> np.ndarray:
-        return np.stack([table[f"{kind}_{j}"] for j in JOINT_NAMES], axis=1)
+    def block(columns) -> np.ndarray:
+        return np.stack([table[c] for c in columns], axis=1)
 
+    joints, actuators = kind.joint_names(scene.robot), kind.actuator_names(scene.robot)
     log = RobotLog(
         table["t_ns"],
-        *(block(k) for k in ("qpos", "qvel", "qacc_warmstart", "q_ref", "qd_ref", "qdd_ff")),
-        block("ctrl"),
+        *(block([f"{part}_{j}" for j in joints]) for part in ("qpos", "qvel", "qacc_warmstart")),
+        block(kind.setpoint_columns(scene.robot)),
+        block([f"ctrl_{a}" for a in actuators]),
     )
     scene_json = (path / "scene.json").read_text(encoding="utf-8")
     return ReplaySource(path, metadata, config, scene, scene_json, log)

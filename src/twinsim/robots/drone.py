@@ -1,4 +1,4 @@
-"""GRADE's drone as data: one joint per degree of freedom, a rigid body, and its limits.
+"""GRADE's drone as data: its config, its resolved spec, and a body of one joint per DOF.
 
 Joints, in kinematic order: slides x, y, z (world axes), then hinges yaw (z), pitch (y),
 roll (x), so the body rotation is Rz(yaw)·Ry(pitch)·Rx(roll) and qpos reads as a pose.
@@ -6,11 +6,13 @@ roll (x), so the body rotation is Rz(yaw)·Ry(pitch)·Rx(roll) and qpos reads as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
-from twinsim.config import RobotConfig
+from twinsim.robots.base import RobotConfig
+from twinsim.scene.spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec, RobotSpec
 
 JOINT_NAMES: tuple[str, ...] = ("x", "y", "z", "yaw", "pitch", "roll")
 JOINT_AXES: tuple[tuple[float, float, float], ...] = (
@@ -22,26 +24,69 @@ JOINT_AXES: tuple[tuple[float, float, float], ...] = (
     (1, 0, 0),
 )
 JOINT_IS_SLIDE: tuple[bool, ...] = (True, True, True, False, False, False)
+HALF_SIZE = (0.18, 0.18, 0.05)  # a 0.36 × 0.36 × 0.10 m frame
+ROOT_LINK = "robot"
 
 
-@dataclass(frozen=True)
-class DroneBody:
-    """Mass properties of a small indoor quadrotor (a ~0.4 m frame, solid-box inertia)."""
+class DroneConfig(RobotConfig):
+    """GRADE's UAV: one joint per DOF, PID joint control, speed and angle limits (REFERENCE.md)."""
 
+    kind: Literal["drone"] = "drone"
+    mass_kg: float = Field(1.5, gt=0.0)
+    horizontal: bool = False
+    max_speed_mps: float = Field(0.5, gt=0.0)
+    max_roll_pitch_deg: float = Field(25.0, ge=0.0, le=90.0)
+    max_roll_pitch_rate_dps: float = Field(40.0, gt=0.0)
+    max_yaw_rate_dps: float = Field(30.0, gt=0.0)
+    flight_height_m: float = Field(1.3, gt=0.2)
+    clearance_m: float = Field(0.45, gt=0.0)
+    min_rooms_visited: int = Field(3, ge=1)
+
+
+class DroneSpec(RobotSpec):
+    """The drone of a run: body, limits and the planned flight (format 1's `robot` entry)."""
+
+    kind: Literal["drone"] = "drone"
     mass_kg: float
+    inertia: tuple[float, float, float]
     half_size: tuple[float, float, float]
+    horizontal: bool = False
+    max_speed_mps: float
+    max_roll_pitch_rate_dps: float
+    max_yaw_rate_dps: float
+    max_roll_pitch_deg: float
+    rooms_visited: tuple[int, ...] = ()
 
-    @property
-    def inertia(self) -> tuple[float, float, float]:
-        """Principal moments of a solid box with the body's half extents."""
-        a, b, c = (2 * h for h in self.half_size)
-        m = self.mass_kg
-        return (m * (b * b + c * c) / 12, m * (a * a + c * c) / 12, m * (a * a + b * b) / 12)
+
+def box_inertia(mass_kg: float, half_size: tuple[float, float, float]) -> tuple[float, ...]:
+    """Principal moments of a solid box with the given half extents."""
+    a, b, c = (2 * h for h in half_size)
+    m = mass_kg
+    return (m * (b * b + c * c) / 12, m * (a * a + c * c) / 12, m * (a * a + b * b) / 12)
 
 
-def drone_body(cfg: RobotConfig) -> DroneBody:
-    """The drone body for a config: a 0.36 × 0.36 × 0.10 m frame of the configured mass."""
-    return DroneBody(mass_kg=cfg.mass_kg, half_size=(0.18, 0.18, 0.05))
+def drone_body(spec: DroneSpec) -> BodySpec:
+    """One link carrying the six pose joints (pitch and roll limited), a motor on each."""
+    limit = float(np.deg2rad(spec.max_roll_pitch_deg))
+    joints = tuple(
+        JointSpec(
+            name=name,
+            type="slide" if slide else "hinge",
+            axis=axis,
+            range=(-limit, limit) if name in ("pitch", "roll") else None,
+            armature=1e-4,
+        )
+        for name, axis, slide in zip(JOINT_NAMES, JOINT_AXES, JOINT_IS_SLIDE, strict=True)
+    )
+    link = LinkSpec(
+        name=ROOT_LINK,
+        mass_kg=spec.mass_kg,
+        inertia=spec.inertia,
+        joints=joints,
+        geoms=(LinkGeomSpec(name="robot_frame", type="box", size=spec.half_size),),
+    )
+    actuators = tuple(ActuatorSpec(name=f"motor_{j}", joint=j) for j in JOINT_NAMES)
+    return BodySpec(links=(link,), actuators=actuators, mount=ROOT_LINK)
 
 
 def pose_to_qpos(pos, yaw: float, pitch: float = 0.0, roll: float = 0.0) -> np.ndarray:

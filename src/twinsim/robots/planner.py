@@ -22,8 +22,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, dijkstra
 from scipy.spatial.transform import Rotation
 
-from twinsim.config import RobotConfig
 from twinsim.errors import TwinsimError
+from twinsim.robots.drone import DroneConfig
 from twinsim.robots.trajectory import Curve, MotionLimits, Trajectory, parametrize
 from twinsim.scene.spec import (
     DoorSpec,
@@ -430,7 +430,7 @@ class _Planner:
         fs: FreeSpace,
         rooms: Sequence[RoomSpec],
         doors: Sequence[DoorSpec],
-        cfg: RobotConfig,
+        cfg: DroneConfig,
         opt: PlannerOptions,
     ) -> None:
         self.fs, self.opt = fs, opt
@@ -742,7 +742,7 @@ def plan_flight(
     doors: Sequence[DoorSpec],
     objects: Sequence[ObjectSpec],
     wall_height: float,
-    robot_cfg: RobotConfig,
+    robot_cfg: DroneConfig,
     duration_s: float,
     rng: np.random.Generator,
     options: PlannerOptions | None = None,
@@ -800,7 +800,7 @@ def plan_flight(
 def _fly(
     fs: FreeSpace,
     planner: _Planner,
-    cfg: RobotConfig,
+    cfg: DroneConfig,
     opt: PlannerOptions,
     need: int,
     duration_s: float,

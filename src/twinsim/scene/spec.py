@@ -12,6 +12,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from twinsim.plugins import keyed_config
+from twinsim.robots.registry import ROBOTS
+
 Vec2 = tuple[float, float]
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
@@ -25,6 +28,7 @@ RoomType = Literal["living_room", "kitchen", "bedroom", "bathroom", "corridor", 
 GeomType = Literal["box", "cylinder", "sphere", "capsule", "ellipsoid"]
 
 SCENE_FORMAT_VERSION = 1
+ROBOT_GEOM_GROUP = 3  # MuJoCo geom group of robot parts: they collide, on-board cameras skip them
 
 
 class _Spec(BaseModel):
@@ -118,21 +122,78 @@ class PathPoint(_Spec):
 
 
 class RobotSpec(_Spec):
-    """The robot body and its planned motion (see `twinsim.robots`)."""
+    """What every robot kind records of itself; a kind adds its own fields (`twinsim.robots`).
 
-    kind: Literal["drone"] = "drone"
-    mass_kg: float
-    inertia: Vec3
-    half_size: Vec3
+    `kind` names the registered robot kind that builds, drives and restarts it; `path` is the
+    planned motion of a scripted run (empty when the robot is driven from outside).
+    """
+
+    kind: str
     start_pos: Vec3
     start_yaw: float
-    horizontal: bool = False
-    max_speed_mps: float
-    max_roll_pitch_rate_dps: float
-    max_yaw_rate_dps: float
-    max_roll_pitch_deg: float
     path: tuple[PathPoint, ...] = ()
-    rooms_visited: tuple[int, ...] = ()
+
+
+class JointSpec(_Spec):
+    """A joint of a robot link, in the link's frame; `range` limits it where given."""
+
+    name: str
+    type: Literal["slide", "hinge"]
+    axis: Vec3
+    range: tuple[float, float] | None = None
+    armature: float = 0.0
+
+
+class LinkGeomSpec(_Spec):
+    """A robot part's collision shape, in its link's frame: coloured, hidden from on-board
+    cameras (MuJoCo geom group `group`), massless when the link states its inertia."""
+
+    name: str
+    type: GeomType
+    size: tuple[float, ...]
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = IDENTITY_QUAT
+    rgba: RGBA = (0.15, 0.15, 0.18, 1.0)
+    group: int = ROBOT_GEOM_GROUP
+    mass_kg: float = 0.0
+
+
+class LinkSpec(_Spec):
+    """A rigid link of a robot: placed on its parent (the world for the root), with joints."""
+
+    name: str
+    parent: str | None = None
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = IDENTITY_QUAT
+    mass_kg: float = Field(gt=0.0)
+    inertia: Vec3
+    joints: tuple[JointSpec, ...] = ()
+    geoms: tuple[LinkGeomSpec, ...] = ()
+
+
+class ActuatorSpec(_Spec):
+    """A motor on a joint: the control is its force (slide) or torque (hinge)."""
+
+    name: str
+    joint: str
+
+
+class BodySpec(_Spec):
+    """A robot's body as data, built by the engine: links (root first), actuators, and the link
+    its sensors are mounted on (its frame is the robot's body frame, x forward, z up)."""
+
+    links: tuple[LinkSpec, ...]
+    actuators: tuple[ActuatorSpec, ...] = ()
+    mount: str
+
+    @property
+    def joints(self) -> tuple[JointSpec, ...]:
+        """Every joint in kinematic order (the order of the robot's qpos and qvel)."""
+        return tuple(j for link in self.links for j in link.joints)
+
+
+def _robot_spec_model(entry) -> type[RobotSpec]:
+    return entry.spec_model
 
 
 class LidarSpec(_Spec):
@@ -246,6 +307,9 @@ class FlyingObjectSpec(_Spec):
     keyframes: tuple[Keyframe, ...]
 
 
+ROBOT_SPEC = keyed_config(ROBOTS, "kind", "drone", _robot_spec_model)
+
+
 class SceneSpec(_Spec):
     format_version: int = SCENE_FORMAT_VERSION
     seed: int
@@ -258,7 +322,7 @@ class SceneSpec(_Spec):
     textures: tuple[TextureSpec, ...]
     materials: tuple[MaterialSpec, ...]
     lights: tuple[LightSpec, ...]
-    robot: RobotSpec
+    robot: ROBOT_SPEC
     sensors: tuple[SensorSpec, ...] = ()
     people: tuple[PersonSpec, ...] = ()
     flying_objects: tuple[FlyingObjectSpec, ...] = ()

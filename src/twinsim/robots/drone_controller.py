@@ -6,30 +6,24 @@ acceleration (clamped to the angle limit, rate-limited), or stay at 0 when `hori
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from twinsim.robots.base import RobotLog
+from twinsim.robots.drone import JOINT_NAMES, DroneSpec
 from twinsim.robots.pid import JointPid
 from twinsim.robots.trajectory import Trajectory
-from twinsim.scene.spec import RobotSpec
 
 GRAVITY = 9.81
-
-
-@dataclass(frozen=True)
-class Setpoint:
-    """Joint setpoints of one control step (the log a control-mode replay drives again)."""
-
-    q_ref: np.ndarray
-    qd_ref: np.ndarray
-    qdd_ff: np.ndarray
+#: the logged set-point: joint position and velocity references and feed-forward acceleration
+SETPOINT_COLUMNS = tuple(
+    f"{kind}_{j}" for kind in ("q_ref", "qd_ref", "qdd_ff") for j in JOINT_NAMES
+)
 
 
 class FlightController:
     """Turns a trajectory reference at time t into joint efforts for the six motors."""
 
-    def __init__(self, robot: RobotSpec, trajectory: Trajectory, physics_hz: int) -> None:
+    def __init__(self, robot: DroneSpec, trajectory: Trajectory, physics_hz: int) -> None:
         self.robot = robot
         self.trajectory = trajectory
         self.dt = 1.0 / physics_hz
@@ -46,8 +40,10 @@ class FlightController:
         self.position_mode = np.ones(6, dtype=bool)
         self._tilt = np.zeros(2)  # pitch, roll actually commanded (rate-limited)
 
-    def setpoint(self, t_s: float, yaw_now: float) -> Setpoint:
-        """Joint setpoints from the trajectory at time t (yaw unwrapped next to the current yaw)."""
+    def setpoint(self, t_s: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Joint set-points (q_ref, qd_ref, qdd_ff) from the trajectory at time t, yaw unwrapped
+        next to the current yaw."""
+        yaw_now = q[3]
         ref = self.trajectory.reference(t_s)
         yaw = yaw_now + np.arctan2(np.sin(ref.yaw - yaw_now), np.cos(ref.yaw - yaw_now))
         speed = np.linalg.norm(ref.vel)
@@ -69,11 +65,29 @@ class FlightController:
         q_ref = np.array([*ref.pos, yaw, *self._tilt])
         qd_ref = np.array([*vel, yaw_rate, *tilt_rate])
         qdd_ff = np.array([*ref.acc, 0.0, 0.0, 0.0])
-        return Setpoint(q_ref, qd_ref, qdd_ff)
+        return np.concatenate([q_ref, qd_ref, qdd_ff])
 
-    def effort(self, sp: Setpoint, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    def recover_integral(self, log: RobotLog) -> None:
+        """Set the PID integral as it was before the log's first row.
+
+        The integral is not logged; the first row's effort, state and set-points determine it
+        (effort = m · (kp·e + ki·I + kd·ė + qdd_ff + g)), up to rounding, where ki > 0 and the
+        effort was not clipped.
+        """
+        q_ref, qd_ref, qdd_ff = np.split(log.setpoint[0], 3)
+        pid, ctrl = self.pid, log.ctrl[0]
+        err = q_ref - log.qpos[0]
+        acc = ctrl / self.effective_mass - qdd_ff
+        acc[2] -= GRAVITY
+        acc -= pid.kp * err + pid.kd * (qd_ref - log.qvel[0])
+        usable = (pid.ki > 0) & (np.abs(ctrl) < pid.effort_limit)
+        integral = np.where(usable, acc / np.where(usable, pid.ki, 1.0), 0.0)
+        pid.integral = integral - err * self.dt
+
+    def effort(self, setpoint: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Motor forces/torques for a setpoint: PID + reference acceleration + weight support."""
-        acc = self.pid.update(q, qd, sp.q_ref, sp.qd_ref, self.position_mode, self.dt) + sp.qdd_ff
+        q_ref, qd_ref, qdd_ff = np.split(setpoint, 3)
+        acc = self.pid.update(q, qd, q_ref, qd_ref, self.position_mode, self.dt) + qdd_ff
         acc[2] += GRAVITY
         effort = self.effective_mass * acc
         return np.clip(effort, -self.pid.effort_limit, self.pid.effort_limit)

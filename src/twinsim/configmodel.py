@@ -1,0 +1,89 @@
+"""The base of every config model, and the one formatter of pydantic errors into one line.
+
+Plug-ins (robot kinds, sensor kinds, world generators) define their config models on
+`ConfigModel` in their own modules; `twinsim.config` assembles them. Every place that validates
+user input with pydantic reports the first error through `format_validation_error`, so a bad
+field reads the same everywhere: `robot.mass_kg: Input should be greater than 0`, or
+`unknown config field 'robot.mas_kg'; allowed here: kind, mass_kg, ...`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class ConfigModel(BaseModel):
+    """A user-facing config section: unknown fields are errors, assignments are validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+@dataclass(frozen=True)
+class KeyedModel:
+    """Annotation marker of a field whose model a key in its value picks (see `plugins`)."""
+
+    model_for: Any  # (value: Any) -> type[BaseModel] | None
+
+
+def _annotation_model(annotation: Any, value: Any) -> type[BaseModel] | None:
+    """The model class an annotation validates `value` with (keyed, plain, or dict values)."""
+    for meta in getattr(annotation, "__metadata__", ()):
+        if isinstance(meta, KeyedModel):
+            return meta.model_for(value)
+    args = getattr(annotation, "__args__", ())
+    if getattr(annotation, "__origin__", None) is dict and args:
+        return None  # a mapping: the next part of the location is a key
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in args:  # Optional[Model]
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+    return None
+
+
+def _model_at(root: type[BaseModel], data: Any, loc: tuple) -> type[BaseModel] | None:
+    """The model owning the field at `loc` (to list the allowed keys), following the input."""
+    model: type[BaseModel] | None = root
+    annotation: Any = None
+    for part in loc[:-1]:
+        data = data.get(part) if isinstance(data, dict) else None
+        if model is not None:
+            field = model.model_fields.get(str(part))
+            if field is None:
+                return None
+            annotation = field.rebuild_annotation()
+            model = _annotation_model(annotation, data)
+            continue
+        # inside a dict[str, X]: `part` is a key and the value model comes from X
+        args = getattr(annotation, "__args__", ())
+        if not args:
+            return None
+        annotation = args[-1]
+        model = _annotation_model(annotation, data)
+    return model
+
+
+def format_validation_error(
+    exc: ValidationError,
+    root: type[BaseModel] | None = None,
+    data: Any = None,
+    prefix: str = "",
+    what: str = "config field",
+) -> str:
+    """The first error of `exc` as one line: where (dotted path after `prefix`) and what.
+
+    With the validated model class `root` and its input `data`, an unknown field lists the
+    fields allowed at that place.
+    """
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    where = ".".join(str(p) for p in (*([prefix] if prefix else []), *loc)) or "config"
+    if err["type"] == "extra_forbidden":
+        owner = _model_at(root, data, loc) if root is not None else None
+        allowed = f"; allowed here: {', '.join(owner.model_fields)}" if owner else ""
+        return f"unknown {what} {where!r}{allowed}"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{where}: {msg}" if loc or prefix else msg

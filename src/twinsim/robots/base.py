@@ -1,0 +1,116 @@
+"""The robot interface: what a robot kind provides so the loop, recorder and replay need no
+special cases.
+
+A kind is one module with a `Robot` subclass and one line in `twinsim.robots.builtin` (or a
+`ROBOTS.register` call anywhere). It owns its config model, its resolved spec (what
+`scene.json` keeps of it), its body as data (built by `twinsim.engine`), the names of its
+joint coordinates, its motion source and how a control-mode replay restarts that source.
+
+The robot's joint coordinates are its slice of MuJoCo's qpos/qvel; every physics step the
+loop asks the controller for a set-point (logged) and the actuator controls it gives.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+import numpy as np
+
+from twinsim.configmodel import ConfigModel
+from twinsim.scene.spec import BodySpec, RobotSpec
+
+#: (N, 2) world x, y → (N,) bool: where a robot may start (e.g. clear of people's traces)
+StartFilter = Callable[[np.ndarray], np.ndarray]
+
+
+class RobotConfig(ConfigModel):
+    """Base of every robot kind's config; `kind` picks the registered robot kind."""
+
+    kind: str
+
+
+class Controller(Protocol):
+    """A robot's motion source: set-points from time and state, actuator controls from those.
+
+    `setpoint` may keep internal state (rate limits, integrators); `effort` turns a logged or a
+    fresh set-point into controls, so a control-mode replay drives the same controller again.
+    """
+
+    def setpoint(self, t_s: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray: ...
+
+    def effort(self, setpoint: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class RobotLog:
+    """A robot's recorded `robot_state` rows: the physics state before each recorded step, the
+    set-point and the controls (columns named by `Robot.state_columns`)."""
+
+    t_ns: np.ndarray  # (N,) int64
+    qpos: np.ndarray  # (N, nq)
+    qvel: np.ndarray  # (N, nv)
+    qacc_warmstart: np.ndarray  # (N, nv)
+    setpoint: np.ndarray  # (N, len(setpoint_columns))
+    ctrl: np.ndarray  # (N, nu)
+
+
+class Robot(ABC):
+    """A robot kind. Instances are stateless; everything a run decided is in its spec."""
+
+    kind: ClassVar[str]
+    config_model: ClassVar[type[RobotConfig]]
+    spec_model: ClassVar[type[RobotSpec]]
+
+    @abstractmethod
+    def resolve(
+        self,
+        cfg: RobotConfig,
+        world,
+        duration_s: float,
+        rng: np.random.Generator,
+        start_allowed: StartFilter | None = None,
+    ) -> RobotSpec:
+        """The robot's spec for a run in `world` (a generator's layout): start pose, planned
+        motion for `duration_s` and every parameter its body and controller need."""
+
+    @abstractmethod
+    def body(self, spec: RobotSpec) -> BodySpec:
+        """The body as data: links, joints, actuators and the link sensors are mounted on."""
+
+    @abstractmethod
+    def initial_state(self, spec: RobotSpec) -> tuple[np.ndarray, np.ndarray]:
+        """(qpos, qvel) of the robot's joints at step 0."""
+
+    @abstractmethod
+    def setpoint_columns(self, spec: RobotSpec) -> tuple[str, ...]:
+        """Names of the set-point entries logged in `robot_state` (one per entry)."""
+
+    @abstractmethod
+    def controller(self, spec: RobotSpec, physics_hz: int) -> Controller:
+        """The motion source of a scripted run (follows the spec's planned path)."""
+
+    @abstractmethod
+    def restarted_controller(self, spec: RobotSpec, log: RobotLog, physics_hz: int) -> Controller:
+        """The controller as it was before the log's first row (for a control-mode replay)."""
+
+    def joint_names(self, spec: RobotSpec) -> tuple[str, ...]:
+        """The robot's joint coordinates in qpos order (also the joint_states columns)."""
+        return tuple(j.name for j in self.body(spec).joints)
+
+    def actuator_names(self, spec: RobotSpec) -> tuple[str, ...]:
+        """The actuators in control order; by default named after the joint each drives."""
+        return tuple(a.joint for a in self.body(spec).actuators)
+
+    def state_columns(self, spec: RobotSpec) -> tuple[str, ...]:
+        """Columns of the physics-rate `robot_state` log a replay restarts from."""
+        joints, acts = self.joint_names(spec), self.actuator_names(spec)
+        return (
+            *(f"qpos_{j}" for j in joints),
+            *(f"qvel_{j}" for j in joints),
+            *(f"qacc_warmstart_{j}" for j in joints),
+            *self.setpoint_columns(spec),
+            *(f"ctrl_{a}" for a in acts),
+        )

@@ -1,0 +1,79 @@
+"""The drone robot kind: plans a multi-room flight, builds GRADE's UAV, flies it by PID."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsim.robots.base import Robot, RobotLog, StartFilter
+from twinsim.robots.drone import (
+    HALF_SIZE,
+    DroneConfig,
+    DroneSpec,
+    box_inertia,
+    drone_body,
+    pose_to_qpos,
+)
+from twinsim.robots.drone_controller import SETPOINT_COLUMNS, FlightController
+from twinsim.robots.planner import plan_flight
+from twinsim.robots.trajectory import Trajectory
+from twinsim.scene.spec import BodySpec
+
+
+class Drone(Robot):
+    """GRADE's drone: a planned, collision-free tour at flight height, PID on each joint."""
+
+    kind = "drone"
+    config_model = DroneConfig
+    spec_model = DroneSpec
+
+    def resolve(
+        self,
+        cfg: DroneConfig,
+        world,
+        duration_s: float,
+        rng: np.random.Generator,
+        start_allowed: StartFilter | None = None,
+    ) -> DroneSpec:
+        plan = plan_flight(
+            rooms=world.rooms,
+            doors=world.doors,
+            objects=world.objects,
+            wall_height=world.wall_height,
+            robot_cfg=cfg,
+            duration_s=duration_s,
+            rng=rng,
+            start_allowed=start_allowed,
+        )
+        return DroneSpec(
+            mass_kg=cfg.mass_kg,
+            inertia=box_inertia(cfg.mass_kg, HALF_SIZE),
+            half_size=HALF_SIZE,
+            start_pos=tuple(plan.start_pos),
+            start_yaw=plan.start_yaw,
+            horizontal=cfg.horizontal,
+            max_speed_mps=cfg.max_speed_mps,
+            max_roll_pitch_rate_dps=cfg.max_roll_pitch_rate_dps,
+            max_yaw_rate_dps=cfg.max_yaw_rate_dps,
+            max_roll_pitch_deg=cfg.max_roll_pitch_deg,
+            path=plan.path,
+            rooms_visited=tuple(plan.rooms_visited),
+        )
+
+    def body(self, spec: DroneSpec) -> BodySpec:
+        return drone_body(spec)
+
+    def initial_state(self, spec: DroneSpec) -> tuple[np.ndarray, np.ndarray]:
+        return pose_to_qpos(spec.start_pos, spec.start_yaw), np.zeros(6)
+
+    def setpoint_columns(self, spec: DroneSpec) -> tuple[str, ...]:
+        return SETPOINT_COLUMNS
+
+    def controller(self, spec: DroneSpec, physics_hz: int) -> FlightController:
+        return FlightController(spec, Trajectory.from_path_points(spec.path), physics_hz)
+
+    def restarted_controller(
+        self, spec: DroneSpec, log: RobotLog, physics_hz: int
+    ) -> FlightController:
+        controller = self.controller(spec, physics_hz)
+        controller.recover_integral(log)
+        return controller

@@ -1,0 +1,12 @@
+"""The robot kinds by name (`robot.kind`); `twinsim.robots.builtin` registers the built-in ones."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from twinsim.plugins import Registry
+
+if TYPE_CHECKING:
+    from twinsim.robots.base import Robot
+
+ROBOTS: Registry[Robot] = Registry("robot kind", "robot.kind", "twinsim.robots.builtin")

@@ -1,0 +1,196 @@
+"""Robot kinds are plug-ins: a kind defined here alone records, validates and replays.
+
+The toy kind below is everything a new robot needs (docs/architecture.md, "add a robot"): a
+config model, a spec model, a body as data, a controller and its restart; one registry entry
+and no edit anywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar, Literal
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import digest_folder
+from twinsim.cli import app
+from twinsim.config import TwinsimConfig, load_config
+from twinsim.errors import ConfigError
+from twinsim.replay import replay
+from twinsim.robots.base import Robot, RobotConfig, RobotLog
+from twinsim.robots.registry import ROBOTS
+from twinsim.scene.spec import (
+    ActuatorSpec,
+    BodySpec,
+    JointSpec,
+    LinkGeomSpec,
+    LinkSpec,
+    RobotSpec,
+)
+from twinsim.sequence import open_sequence, validate_sequence
+
+GRAVITY = 9.81
+JOINTS = ("px", "py", "pz", "heading")
+INERTIA = (0.02, 0.02, 0.03)
+
+
+class GlideConfig(RobotConfig):
+    kind: Literal["glide"] = "glide"
+    mass_kg: float = 2.0
+    height_m: float = 1.2
+    offset_m: tuple[float, float] = (0.4, 0.2)  # the goal, from the start
+
+
+class GlideSpec(RobotSpec):
+    kind: Literal["glide"] = "glide"
+    mass_kg: float
+    goal: tuple[float, float, float]
+
+
+class GlideController:
+    """PD on each joint towards the goal, gravity compensated on the vertical slide."""
+
+    kp, kd = 16.0, 8.0
+
+    def __init__(self, spec: GlideSpec) -> None:
+        self.target = np.array([*spec.goal, spec.start_yaw])
+        self.mass = np.array([spec.mass_kg] * 3 + [INERTIA[2]])
+        self.steps = 0  # internal state a restart must recover
+
+    def setpoint(self, t_s: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        self.steps += 1
+        return self.target.copy()
+
+    def effort(self, setpoint: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        acc = self.kp * (setpoint - q) - self.kd * qd
+        acc[2] += GRAVITY
+        return self.mass * acc
+
+
+class Glide(Robot):
+    """A holonomic box that glides from its start to a goal beside it."""
+
+    kind: ClassVar[str] = "glide"
+    config_model = GlideConfig
+    spec_model = GlideSpec
+
+    def resolve(self, cfg, world, duration_s, rng, start_allowed=None) -> GlideSpec:
+        room = np.array(world.rooms[0].polygon)
+        x, y = room.mean(axis=0)
+        goal = (float(x + cfg.offset_m[0]), float(y + cfg.offset_m[1]), cfg.height_m)
+        return GlideSpec(
+            mass_kg=cfg.mass_kg,
+            start_pos=(float(x), float(y), cfg.height_m),
+            start_yaw=0.0,
+            goal=goal,
+        )
+
+    def body(self, spec: GlideSpec) -> BodySpec:
+        axes = ((1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 0, 1))
+        joints = tuple(
+            JointSpec(name=n, type="hinge" if n == "heading" else "slide", axis=a)
+            for n, a in zip(JOINTS, axes, strict=True)
+        )
+        link = LinkSpec(
+            name="glide_base",
+            mass_kg=spec.mass_kg,
+            inertia=INERTIA,
+            joints=joints,
+            geoms=(LinkGeomSpec(name="glide_box", type="box", size=(0.1, 0.1, 0.05)),),
+        )
+        actuators = tuple(ActuatorSpec(name=f"push_{j}", joint=j) for j in JOINTS)
+        return BodySpec(links=(link,), actuators=actuators, mount="glide_base")
+
+    def initial_state(self, spec):
+        return np.array([*spec.start_pos, spec.start_yaw]), np.zeros(4)
+
+    def setpoint_columns(self, spec):
+        return tuple(f"target_{j}" for j in JOINTS)
+
+    def controller(self, spec, physics_hz):
+        return GlideController(spec)
+
+    def restarted_controller(self, spec, log: RobotLog, physics_hz):
+        return GlideController(spec)
+
+
+@pytest.fixture(scope="module")
+def glide_kind():
+    with ROBOTS.registered("glide", Glide()):
+        yield
+
+
+@pytest.fixture(scope="module")
+def glide_sequence(glide_kind, tmp_path_factory):
+    from twinsim.sim import run
+
+    cfg = load_config("tiny", ["robot.kind=glide", "robot.mass_kg=3.0"], duration_s=1.0)
+    return run(cfg, tmp_path_factory.mktemp("glide") / "seq")
+
+
+def test_a_robot_kind_from_a_test_module_records_a_valid_sequence(glide_sequence):
+    report = validate_sequence(glide_sequence)
+    assert report.ok, report.problems
+    seq = open_sequence(glide_sequence)
+    assert seq.metadata["config"]["robot"] == {
+        "kind": "glide",
+        "mass_kg": 3.0,
+        "height_m": 1.2,
+        "offset_m": [0.4, 0.2],
+    }
+    assert seq.metadata["streams"]["joint_states"]["joints"] == list(JOINTS)
+    assert seq.scene.robot.kind == "glide" and seq.scene.robot.mass_kg == 3.0
+    state = seq.table("robot_state")
+    assert {f"target_{j}" for j in JOINTS} | {f"ctrl_{j}" for j in JOINTS} <= set(state)
+
+
+def test_the_toy_robot_moves_by_physics_towards_its_goal(glide_sequence):
+    seq = open_sequence(glide_sequence)
+    goal = np.array(seq.scene.robot.goal)
+    t_ns, T = seq.groundtruth()
+    start = np.array(seq.scene.robot.start_pos)
+    # the body frame is the link carrying the joints: its origin follows (px, py, pz)
+    dist = np.linalg.norm(T[:, :3, 3] - goal, axis=1)
+    assert dist[0] < np.linalg.norm(start - goal)  # the bootstrap second already moved it
+    assert dist[-1] < 0.05 * np.linalg.norm(start - goal)
+    assert np.all(np.diff(dist) <= 1e-6)  # a critically damped PD never overshoots
+    joints = seq.table("joint_states")
+    efforts = joints["effort_pz"]
+    assert np.allclose(efforts[-10:], 3.0 * GRAVITY, rtol=0.02)  # holds its weight
+
+
+def test_the_toy_robot_replays_byte_identically_and_under_control(glide_sequence, tmp_path):
+    twin = replay(glide_sequence, tmp_path / "twin", rerender=True)
+    a, b = digest_folder(glide_sequence), digest_folder(twin)
+    assert {p for p in a if a[p] != b.get(p)} == {"metadata.json"}
+    controlled = replay(glide_sequence, tmp_path / "control", mode="control")
+    assert validate_sequence(controlled).ok
+    src, ctl = open_sequence(glide_sequence), open_sequence(controlled)
+    _, T0 = src.groundtruth()
+    _, T1 = ctl.groundtruth()
+    assert np.abs(T0[:, :3, 3] - T1[:, :3, 3]).max() < 1e-6
+
+
+def test_an_unknown_robot_kind_lists_the_registered_ones(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown robot kind 'tank'; registered: drone"):
+        load_config("tiny", ["robot.kind=tank"])
+    result = CliRunner().invoke(
+        app, ["run", "--config", "tiny", "--set", "robot.kind=tank", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2
+    assert "unknown robot kind 'tank'; registered: drone" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_misspelt_field_of_a_robot_kind_lists_that_kinds_fields():
+    with pytest.raises(ConfigError, match=r"'robot\.mas_kg'; allowed here: kind, mass_kg"):
+        load_config("tiny", ["robot.mas_kg=2"])
+
+
+def test_the_default_config_is_the_default_preset():
+    assert TwinsimConfig() == load_config("default")
+    dumped = json.loads(TwinsimConfig().model_dump_json())
+    assert TwinsimConfig.model_validate(dumped) == TwinsimConfig()

@@ -149,7 +149,7 @@ def test_a_robot_kind_from_a_test_module_records_a_valid_sequence(glide_sequence
 def test_the_toy_robot_moves_by_physics_towards_its_goal(glide_sequence):
     seq = open_sequence(glide_sequence)
     goal = np.array(seq.scene.robot.goal)
-    t_ns, T = seq.groundtruth()
+    _, T = seq.groundtruth()
     start = np.array(seq.scene.robot.start_pos)
     # the body frame is the link carrying the joints: its origin follows (px, py, pz)
     dist = np.linalg.norm(T[:, :3, 3] - goal, axis=1)

@@ -30,8 +30,8 @@ class SimConfig(_Config):
 
 class SceneConfig(_Config):
     generator: Literal["apartment"] = "apartment"
-    min_rooms: int = Field(3, ge=3, le=12)
-    max_rooms: int = Field(8, ge=3, le=12)
+    min_rooms: int = Field(4, ge=3, le=12)
+    max_rooms: int = Field(7, ge=3, le=12)
     wall_height_m: float = Field(2.7, ge=2.2, le=4.0)
     furniture_density: float = Field(1.0, ge=0.0, le=2.0)
     min_lights: int = Field(2, ge=1)

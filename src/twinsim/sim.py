@@ -20,7 +20,7 @@ from twinsim.recording import StreamRecorder
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SceneSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
-from twinsim.sensors.rig import sensor_metadata
+from twinsim.sensors.registry import SENSORS
 from twinsim.sequence import SequenceWriter
 
 ProgressCallback = Callable[[int, int], None]
@@ -45,20 +45,16 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
     """What a reader needs besides the streams: versions, seed, config, sensors, vocabulary."""
     import mujoco
 
-    streams: dict[str, dict] = {s.name: sensor_metadata(s) for s in scene.sensors}
     gt = cfg.groundtruth
+    kinds = [(s, SENSORS.get(s.type)) for s in scene.sensors]
+    streams: dict[str, dict] = {s.name: kind.metadata(s) for s, kind in kinds}
     streams["groundtruth_body"] = {
         "type": "pose",
         "rate_hz": gt.pose_rate_hz,
         "pose": "T_world_body",
     }
-    for s in scene.sensors:
-        if s.type == "camera":
-            streams[f"groundtruth_{s.name}"] = {
-                "type": "pose",
-                "rate_hz": gt.pose_rate_hz,
-                "pose": f"T_world_{s.name} (OpenCV optical frame)",
-            }
+    for s, kind in kinds:
+        streams |= kind.extra_streams(s, gt.pose_rate_hz)
     streams["odometry"] = {
         "type": "odometry",
         "rate_hz": gt.odometry_rate_hz,

@@ -22,14 +22,20 @@ from twinsim.engine.actors import (
 from twinsim.engine.look import Look
 from twinsim.engine.meshes import textured_box
 from twinsim.engine.primitives import GEOM_TYPES, add_primitive
-from twinsim.geometry import R_OPTICAL_MJCAM, matrix_to_quat_wxyz, quat_wxyz_to_matrix
+from twinsim.geometry import quat_wxyz_to_matrix
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import BodySpec, LinkSpec, SceneSpec, geom_local_box
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id
+from twinsim.sensors.base import CameraMount, Mount
+from twinsim.sensors.registry import SENSORS
 
 ROBOT_LAMP = "robot_lamp"
 UV_SUFFIX = "__uv"  # the variant of a textured material used by meshes with their own UVs
+_SENSOR_TYPES = {
+    "gyro": mujoco.mjtSensor.mjSENS_GYRO,
+    "accelerometer": mujoco.mjtSensor.mjSENS_ACCELEROMETER,
+}
 _JOINT_TYPES = {"slide": mujoco.mjtJoint.mjJNT_SLIDE, "hinge": mujoco.mjtJoint.mjJNT_HINGE}
 
 
@@ -167,28 +173,32 @@ def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, look: Look) -> None:
     body = links[body_spec.mount]
     if look.lamp_rgb is not None:
         _add_lamp(body, scene, look.lamp_rgb)
-    for sensor in scene.sensors:
-        R_body_opt = quat_wxyz_to_matrix(sensor.quat)
-        if sensor.type in ("camera", "event_camera"):
+    for mount in sensor_mounts(scene):
+        if isinstance(mount, CameraMount):
             cam = body.add_camera()
-            cam.name = sensor.name
-            cam.pos = sensor.pos
-            cam.quat = matrix_to_quat_wxyz(R_body_opt @ R_OPTICAL_MJCAM)
-            fx = sensor.width / 2 / np.tan(np.deg2rad(sensor.hfov_deg) / 2)
-            cam.fovy = float(np.rad2deg(2 * np.arctan(sensor.height / 2 / fx)))
-        elif sensor.type == "imu":
-            site = body.add_site()
-            site.name = sensor.name
-            site.pos, site.quat = sensor.pos, sensor.quat
-            for kind, suffix in (
-                (mujoco.mjtSensor.mjSENS_GYRO, "gyro"),
-                (mujoco.mjtSensor.mjSENS_ACCELEROMETER, "accel"),
-            ):
-                s = spec.add_sensor()
-                s.name = f"{sensor.name}_{suffix}"
-                s.type = kind
-                s.objtype = mujoco.mjtObj.mjOBJ_SITE
-                s.objname = sensor.name
+            cam.name = mount.name
+            cam.pos, cam.quat = mount.pos, mount.quat
+            cam.fovy = mount.fovy_deg
+            continue
+        site = body.add_site()
+        site.name = mount.name
+        site.pos, site.quat = mount.pos, mount.quat
+        for kind, suffix in mount.sensors:
+            s = spec.add_sensor()
+            s.name = f"{mount.name}_{suffix}"
+            s.type = _SENSOR_TYPES[kind]
+            s.objtype = mujoco.mjtObj.mjOBJ_SITE
+            s.objname = mount.name
+
+
+def sensor_mounts(scene: SceneSpec) -> list[Mount]:
+    """What the scene's sensors need on the robot, in sensor order (their kinds say)."""
+    return [m for s in scene.sensors for m in SENSORS.get(s.type).mounts(s)]
+
+
+def camera_mounts(scene: SceneSpec) -> list[CameraMount]:
+    """The MuJoCo cameras of the scene's sensors."""
+    return [m for m in sensor_mounts(scene) if isinstance(m, CameraMount)]
 
 
 def robot_body(scene: SceneSpec) -> BodySpec:
@@ -222,7 +232,7 @@ def build_spec(
     spec.visual.quality.offsamples = render.multisamples
     spec.visual.quality.numslices = render.geom_slices
     spec.visual.quality.numstacks = render.geom_stacks
-    cams = [s for s in scene.sensors if s.type in ("camera", "event_camera")]
+    cams = camera_mounts(scene)
     spec.visual.global_.offwidth = max([640, *(s.width for s in cams)])
     spec.visual.global_.offheight = max([480, *(s.height for s in cams)])
     spec.visual.headlight.ambient = (0.25 * look.headlight,) * 3
@@ -290,7 +300,7 @@ def compile_model(
     """Compile the scene; set the clip planes from the cameras' configuration, and the fog."""
     look = look or Look()
     model = build_spec(scene, render, physics_hz, look).compile()
-    cams = [s for s in scene.sensors if s.type in ("camera", "event_camera")]
+    cams = camera_mounts(scene)
     if cams:
         model.vis.map.znear = min(s.near_m for s in cams) / model.stat.extent
         model.vis.map.zfar = max(s.far_m for s in cams) / model.stat.extent

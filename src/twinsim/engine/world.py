@@ -11,12 +11,13 @@ import numpy as np
 
 from twinsim.config import RenderConfig
 from twinsim.engine.actors import ActorDriver
-from twinsim.engine.build import compile_model, id_maps, robot_body
+from twinsim.engine.build import compile_model, id_maps, robot_body, sensor_mounts
 from twinsim.engine.culling import ActorCulling
 from twinsim.engine.look import Look
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
 from twinsim.scene.spec import SceneSpec
+from twinsim.sensors.base import CameraMount, SiteMount
 
 
 class World:
@@ -37,15 +38,17 @@ class World:
         self._qpos_adr = np.array([int(j.qposadr[0]) for j in joints], dtype=int)
         self._dof_adr = np.array([int(j.dofadr[0]) for j in joints], dtype=int)
         self._ctrl_adr = np.array([self.model.actuator(a.name).id for a in body.actuators], int)
+        mounts = sensor_mounts(scene)
         self._cam_ids = {
-            s.name: mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_CAMERA, s.name)
-            for s in scene.sensors
-            if s.type in ("camera", "event_camera")
+            m.name: mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_CAMERA, m.name)
+            for m in mounts
+            if isinstance(m, CameraMount)
         }
-        self._imu_adr = {
-            s.name: (self._sensor_adr(f"{s.name}_gyro"), self._sensor_adr(f"{s.name}_accel"))
-            for s in scene.sensors
-            if s.type == "imu"
+        self._reading_adr = {
+            f"{m.name}_{suffix}": self._sensor_adr(f"{m.name}_{suffix}")
+            for m in mounts
+            if isinstance(m, SiteMount)
+            for _, suffix in m.sensors
         }
         self._renderers: dict[str, CameraRenderer] = {}
         self._scratch: mujoco.MjData | None = None  # state posed for exposure sub-frames
@@ -144,7 +147,7 @@ class World:
 
     def imu(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(gyro rad/s, specific force m/s²) in the IMU frame; valid after `step_end`."""
-        gyro_adr, accel_adr = self._imu_adr[name]
+        gyro_adr, accel_adr = self._reading_adr[f"{name}_gyro"], self._reading_adr[f"{name}_accel"]
         sd = self.data.sensordata
         return sd[gyro_adr : gyro_adr + 3].copy(), sd[accel_adr : accel_adr + 3].copy()
 

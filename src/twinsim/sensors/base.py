@@ -1,0 +1,109 @@
+"""The sensor-kind interface: what a kind provides so that building, recording and metadata
+need no `if type == ...`.
+
+A kind says, as data, what it needs on the robot in MuJoCo (`mounts`: cameras, sites with
+MuJoCo sensors), what the sequence metadata says of it (`metadata`, `extra_streams`), and
+how it records at each physics step (`recorder`). The config section and reader/validate
+hooks of each kind are still written in `config.py`, `sequence/` (issue 12 goes on).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from twinsim.geometry import pose_to_T
+from twinsim.scene.spec import Quat, SensorSpec, Vec3
+from twinsim.sequence.layout import POSE_COLUMNS
+
+__all__ = ["POSE_COLUMNS", "CameraMount", "RecordingContext", "SensorKind", "SiteMount"]
+
+
+@dataclass(frozen=True)
+class CameraMount:
+    """A MuJoCo camera on the robot's mount link; `quat` is MuJoCo's camera frame."""
+
+    name: str
+    pos: Vec3
+    quat: Quat
+    fovy_deg: float
+    width: int
+    height: int
+    near_m: float
+    far_m: float
+
+
+@dataclass(frozen=True)
+class SiteMount:
+    """A site on the mount link carrying MuJoCo sensors: (MuJoCo sensor type, name suffix)."""
+
+    name: str
+    pos: Vec3
+    quat: Quat
+    sensors: tuple[tuple[str, str], ...] = ()
+
+
+Mount = CameraMount | SiteMount
+
+
+@dataclass
+class RecordingContext:
+    """What every sensor recorder shares: the world, the writer, the clock and the twin's
+    frame sources (cameras whose frames come from a recorded stream)."""
+
+    world: object
+    writer: object
+    physics_hz: int
+    pose_period: int  # physics steps between ground-truth poses
+    frame_sources: dict = field(default_factory=dict)
+
+
+class SensorRecorder:
+    """Records one sensor: declares its streams, then writes them step by step."""
+
+    def observes(self, k: int) -> bool:
+        """Whether the sensor looks at the world at step k (actors must be posed exactly)."""
+        return False
+
+    def before_step(self, k: int, t_ns: int, q: np.ndarray) -> None:
+        """Record what describes instant k, before the physics integrates."""
+
+    def after_step(self, k: int, t_ns: int) -> None:
+        """Record what MuJoCo computed during step k (e.g. accelerations)."""
+
+    def finish(self) -> None:
+        """End the recording (write what a cut-short period holds, free resources)."""
+
+
+class SensorKind(ABC):
+    """A sensor kind, keyed by `SensorSpec.type`."""
+
+    type: ClassVar[str]
+
+    @abstractmethod
+    def mounts(self, sensor: SensorSpec) -> tuple[Mount, ...]:
+        """What the sensor needs on the robot in MuJoCo."""
+
+    @abstractmethod
+    def metadata(self, sensor: SensorSpec) -> dict:
+        """The sensor's entry in the metadata's `streams` (type, rate, frames, intrinsics)."""
+
+    def extra_streams(self, sensor: SensorSpec, pose_rate_hz: int) -> dict[str, dict]:
+        """Streams besides its own the sensor adds (e.g. a camera's ground-truth pose)."""
+        return {}
+
+    @abstractmethod
+    def recorder(self, sensor: SensorSpec, ctx: RecordingContext) -> SensorRecorder:
+        """A recorder that declares the sensor's streams on `ctx.writer` and fills them."""
+
+
+def base_metadata(sensor: SensorSpec) -> dict:
+    """The entries every sensor's metadata starts with: type, rate and its mounting."""
+    return {
+        "type": sensor.type,
+        "rate_hz": sensor.rate_hz,
+        "T_body_sensor": pose_to_T(sensor.pos, sensor.quat).tolist(),
+    }

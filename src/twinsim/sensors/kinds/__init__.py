@@ -1,0 +1,1 @@
+"""One module per built-in sensor kind (camera, imu, lidar, event_camera)."""

@@ -1,0 +1,134 @@
+"""The RGB-D camera: rendered frames with masks and boxes, and its ground-truth pose stream."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from twinsim.geometry import (
+    R_OPTICAL_MJCAM,
+    T_to_pos_quat_xyzw,
+    matrix_to_quat_wxyz,
+    quat_wxyz_to_matrix,
+)
+from twinsim.scene.spec import SensorSpec
+from twinsim.sensors.annotate import annotate_frame
+from twinsim.sensors.base import (
+    POSE_COLUMNS,
+    CameraMount,
+    RecordingContext,
+    SensorKind,
+    SensorRecorder,
+    base_metadata,
+)
+from twinsim.sensors.camera import intrinsics
+from twinsim.sensors.exposure import (
+    SHUTTER_NOTE,
+    ExposureRenderer,
+    StateHistory,
+    has_exposure_effects,
+    window_steps,
+)
+
+
+def camera_mount(sensor: SensorSpec) -> CameraMount:
+    """A MuJoCo camera at the sensor's optical frame with its vertical field of view."""
+    R_body_opt = quat_wxyz_to_matrix(sensor.quat)
+    fx = sensor.width / 2 / np.tan(np.deg2rad(sensor.hfov_deg) / 2)
+    return CameraMount(
+        name=sensor.name,
+        pos=sensor.pos,
+        quat=matrix_to_quat_wxyz(R_body_opt @ R_OPTICAL_MJCAM),
+        fovy_deg=float(np.rad2deg(2 * np.arctan(sensor.height / 2 / fx))),
+        width=sensor.width,
+        height=sensor.height,
+        near_m=sensor.near_m,
+        far_m=sensor.far_m,
+    )
+
+
+class CameraRecorder(SensorRecorder):
+    """Renders (or takes from a twin's source) and writes each frame; logs the camera pose."""
+
+    def __init__(self, cam: SensorSpec, ctx: RecordingContext) -> None:
+        self.cam, self.ctx = cam, ctx
+        self.period = ctx.physics_hz // cam.rate_hz
+        self.source = ctx.frame_sources.get(cam.name)
+        ctx.writer.add_camera(cam.name)
+        ctx.writer.add_table(f"groundtruth_{cam.name}", POSE_COLUMNS)
+        shuttered = has_exposure_effects(cam)
+        self.exposure = ExposureRenderer(ctx.world, cam, ctx.physics_hz) if shuttered else None
+        reach = math.ceil(window_steps(cam, ctx.physics_hz))
+        self.history = StateHistory(reach) if shuttered else None
+        self.frames = 0
+        self.pose_t_ns: list[int] = []
+        self.poses: list[np.ndarray] = []
+        self.fractions: list[float] = []  # share of each frame covered by dynamic content
+
+    def observes(self, k: int) -> bool:
+        return k % self.period == 0
+
+    def before_step(self, k: int, t_ns: int, q: np.ndarray) -> None:
+        world, writer = self.ctx.world, self.ctx.writer
+        if self.history is not None:
+            self.history.push(k, q)
+        if k % self.ctx.pose_period == 0:
+            T_world_cam = world.T_world_cam(self.cam.name)
+            writer.append(f"groundtruth_{self.cam.name}", t_ns, T_to_pos_quat_xyzw(T_world_cam))
+            self.pose_t_ns.append(t_ns)
+            self.poses.append(T_world_cam)
+        if k % self.period == 0:
+            self.fractions.append(self._frame(k, t_ns))
+            self.frames += 1
+
+    def _frame(self, k: int, t_ns: int) -> float:
+        """Render (or take from the source) and write the frame; its dynamic share."""
+        cam, world, writer, index = self.cam, self.ctx.world, self.ctx.writer, self.frames
+        if self.source is not None:
+            rgb = None
+            if not self.source.colour:
+                rgb = world.render_rgb(cam.name, cam.width, cam.height)
+            T_world_cam = world.T_world_cam(cam.name)
+            writer.write_copied_frame(cam.name, self.source.frame(index, t_ns, T_world_cam, rgb))
+            return self.source.dynamic_fraction(index)
+        rendered = None if self.exposure is None else self.exposure.render(k, self.history)
+        frame = annotate_frame(world, cam, index, t_ns, k / self.ctx.physics_hz, rendered)
+        writer.write_frame(cam.name, frame)
+        return frame.dynamic_fraction
+
+
+class Camera(SensorKind):
+    type = "camera"
+
+    def mounts(self, sensor: SensorSpec) -> tuple[CameraMount, ...]:
+        return (camera_mount(sensor),)
+
+    def metadata(self, sensor: SensorSpec) -> dict:
+        K = intrinsics(sensor.width, sensor.height, sensor.hfov_deg)
+        return base_metadata(sensor) | {
+            "frame": "OpenCV optical frame: x right, y down, z forward",
+            "width": sensor.width,
+            "height": sensor.height,
+            "K": K.tolist(),
+            "hfov_deg": sensor.hfov_deg,
+            "vfov_deg": float(np.rad2deg(2 * np.arctan(sensor.height / 2 / K[0, 0]))),
+            "near_m": sensor.near_m,
+            "far_m": sensor.far_m,
+            "depth": "float32 metres along the optical axis (z-depth), 0 = no reading",
+            "exposure_s": sensor.exposure_s,
+            "rolling_shutter_readout_s": sensor.rolling_shutter_readout_s,
+            "shutter": SHUTTER_NOTE,
+        }
+
+    def extra_streams(self, sensor: SensorSpec, pose_rate_hz: int) -> dict[str, dict]:
+        return {
+            f"groundtruth_{sensor.name}": {
+                "type": "pose",
+                "rate_hz": pose_rate_hz,
+                "pose": f"T_world_{sensor.name} (OpenCV optical frame)",
+            }
+        }
+
+    def recorder(self, sensor: SensorSpec, ctx: RecordingContext) -> CameraRecorder:
+        return CameraRecorder(sensor, ctx)

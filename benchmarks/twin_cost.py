@@ -67,7 +67,7 @@ def main() -> None:
     cfg = load_config(args.config, overrides, seed=args.seed, duration_s=args.duration)
     # the same run recorded with the stereo pair from the start: what the stereo twin repeats
     pair = stereo_cameras(StereoVariation(**TWINS["stereo pair added"][0]["stereo"]))
-    cfg_pair = cfg.model_copy(update={"cameras": {**cfg.cameras, **pair}})
+    cfg_pair = cfg.model_copy(update={"sensors": {**cfg.sensors, **pair}})
     times: dict[str, list[float]] = {"original": [], "original with the pair": []}
     times |= {name: [] for name in TWINS}
     with tempfile.TemporaryDirectory(prefix="twin_cost_") as tmp:

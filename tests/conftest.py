@@ -13,7 +13,7 @@ from twinsim.engine.backend import configure_backend
 # Chosen before any test module imports mujoco (importing it fixes the GL platform).
 GL_BACKEND = configure_backend("auto")
 
-from twinsim.config import CameraConfig, ImuConfig, RenderConfig, TwinsimConfig  # noqa: E402
+from twinsim.config import RenderConfig, TwinsimConfig  # noqa: E402
 from twinsim.robots.drone import DroneSpec  # noqa: E402
 from twinsim.scene.spec import (  # noqa: E402
     GeomSpec,
@@ -23,6 +23,8 @@ from twinsim.scene.spec import (  # noqa: E402
     RoomSpec,
     SceneSpec,
 )
+from twinsim.sensors.kinds.camera import CameraConfig  # noqa: E402
+from twinsim.sensors.kinds.imu import ImuConfig  # noqa: E402
 from twinsim.sensors.rig import resolve_sensors  # noqa: E402
 
 ROOM_X = (-3.0, 3.0)  # inner faces of the walls along x

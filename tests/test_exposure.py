@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from conftest import box_room_scene, digest_folder, place
-from twinsim.config import CameraConfig, RenderConfig, load_config
+from twinsim.config import RenderConfig, load_config
 from twinsim.errors import ConfigError
 from twinsim.scene.spec import LightSpec
 from twinsim.sensors.annotate import annotate_frame
 from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.exposure import ExposureRenderer, StateHistory, window_steps
+from twinsim.sensors.kinds.camera import CameraConfig
 
 HZ = 240
 W, H = 160, 64

@@ -6,18 +6,14 @@ import numpy as np
 import pytest
 
 from conftest import ROOM_X, ROOM_Y, WALL_HEIGHT, box_room_scene, place
-from twinsim.config import (
-    CameraConfig,
-    ImuConfig,
-    LidarConfig,
-    RenderConfig,
-    TwinsimConfig,
-    load_config,
-)
+from twinsim.config import RenderConfig, TwinsimConfig, load_config
 from twinsim.errors import ConfigError
 from twinsim.geometry import pose_to_T
 from twinsim.scene.vocabulary import class_id
-from twinsim.sensors.lidar import LidarScanner, lidar_spec, sector_bounds
+from twinsim.sensors.kinds.camera import CameraConfig
+from twinsim.sensors.kinds.imu import ImuConfig
+from twinsim.sensors.kinds.lidar import LidarConfig, lidar_spec
+from twinsim.sensors.lidar import LidarScanner, sector_bounds
 from twinsim.sensors.rig import resolve_sensors
 
 STEPS = 24  # one sector per physics step: 240 Hz physics, 10 Hz LiDAR
@@ -196,10 +192,10 @@ def test_presets_resolve_to_their_beam_tables():
         ("lidars.l.rate_hz=7", r"lidars.l.rate_hz=7 must divide sim.physics_hz=240"),
         ("lidars.l.elevations_deg=[95]", r"must lie in \(-90, 90\)"),
         ("lidars.l.max_range_m=0.05", "must be > min_range_m"),
-        ("lidars.cam0.rate_hz=10", "sensor names must be unique"),
+        ("lidars.cam0.rate_hz=10", "lidars.cam0: sensor 'cam0' is a camera, not a lidar"),
         ("event_cameras.ev.rate_hz=7", r"event_cameras.ev.rate_hz=7 must divide"),
         ("event_cameras.ev.threshold_pos=0", "event_cameras.ev.threshold_pos"),
-        ("lidars.l.spin=1", "unknown config field 'lidars.l.spin'; allowed here: model"),
+        ("lidars.l.spin=1", "unknown config field 'lidars.l.spin'; allowed here: kind, rate_hz"),
     ],
 )
 def test_bad_sensor_config_is_named(override, message):

@@ -1,8 +1,9 @@
-"""Robot kinds are plug-ins: a kind defined here alone records, validates and replays.
+"""Robot and sensor kinds are plug-ins: kinds defined here alone record, validate and replay.
 
-The toy kind below is everything a new robot needs (docs/architecture.md, "add a robot"): a
-config model, a spec model, a body as data, a controller and its restart; one registry entry
-and no edit anywhere else.
+The toy robot below is everything a new robot needs (docs/architecture.md, "add a robot"): a
+config model, a spec model, a body as data, a controller and its restart; the toy sensor is
+everything a new sensor needs ("add a sensor"): a config model, its spec, mounts, metadata and
+a recorder. One registry entry each and no edit anywhere else.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ from twinsim.scene.spec import (
     LinkGeomSpec,
     LinkSpec,
     RobotSpec,
+    SensorSpec,
 )
+from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_metadata
+from twinsim.sensors.registry import SENSORS
+from twinsim.sensors.rig import body_mounted
 from twinsim.sequence import open_sequence, validate_sequence
 
 GRAVITY = 9.81
@@ -116,6 +121,44 @@ class Glide(Robot):
         return GlideController(spec)
 
 
+class AltimeterConfig(SensorConfig):
+    kind: Literal["altimeter"] = "altimeter"
+    rate_hz: int = 60
+    pos: tuple[float, float, float] = (0.0, 0.0, -0.05)
+
+
+class AltimeterRecorder(SensorRecorder):
+    """Height of the sensor above the floor (z = 0), a table of one column."""
+
+    def __init__(self, sensor: SensorSpec, ctx) -> None:
+        self.sensor, self.ctx = sensor, ctx
+        self.period = ctx.physics_hz // sensor.rate_hz
+        ctx.writer.add_table(sensor.name, ("height_m",))
+
+    def before_step(self, k, t_ns, q) -> None:
+        if k % self.period == 0:
+            T = self.ctx.world.T_world_body()
+            height = T[2, 3] + T[2, :3] @ np.asarray(self.sensor.pos)
+            self.ctx.writer.append(self.sensor.name, t_ns, np.array([height]))
+
+
+class Altimeter(SensorKind):
+    type: ClassVar[str] = "altimeter"
+    config_model = AltimeterConfig
+
+    def spec(self, name, cfg) -> SensorSpec:
+        return SensorSpec(name=name, type="altimeter", **body_mounted(cfg))
+
+    def mounts(self, sensor):
+        return ()
+
+    def metadata(self, sensor) -> dict:
+        return base_metadata(sensor) | {"units": "m above the floor"}
+
+    def recorder(self, sensor, ctx) -> AltimeterRecorder:
+        return AltimeterRecorder(sensor, ctx)
+
+
 @pytest.fixture(scope="module")
 def glide_kind():
     with ROBOTS.registered("glide", Glide()):
@@ -123,11 +166,27 @@ def glide_kind():
 
 
 @pytest.fixture(scope="module")
-def glide_sequence(glide_kind, tmp_path_factory):
+def altimeter_kind():
+    with SENSORS.registered("altimeter", Altimeter()):
+        yield
+
+
+@pytest.fixture(scope="module")
+def glide_sequence(glide_kind, altimeter_kind, tmp_path_factory):
     from twinsim.sim import run
 
-    cfg = load_config("tiny", ["robot.kind=glide", "robot.mass_kg=3.0"], duration_s=1.0)
+    overrides = ["robot.kind=glide", "robot.mass_kg=3.0", "sensors.alt0.kind=altimeter"]
+    cfg = load_config("tiny", overrides, duration_s=1.0)
     return run(cfg, tmp_path_factory.mktemp("glide") / "seq")
+
+
+def test_a_sensor_kind_from_a_test_module_records_what_it_measures(glide_sequence):
+    seq = open_sequence(glide_sequence)
+    assert seq.metadata["streams"]["alt0"]["units"] == "m above the floor"
+    alt = seq.table("alt0")
+    t_ns, T = seq.groundtruth()
+    assert np.array_equal(alt["t_ns"], t_ns)  # both at 60 Hz, on the same steps
+    assert np.allclose(alt["height_m"], T[:, 2, 3] - 0.05, atol=1e-9)
 
 
 def test_a_robot_kind_from_a_test_module_records_a_valid_sequence(glide_sequence):
@@ -163,6 +222,7 @@ def test_the_toy_robot_moves_by_physics_towards_its_goal(glide_sequence):
 
 def test_the_toy_robot_replays_byte_identically_and_under_control(glide_sequence, tmp_path):
     twin = replay(glide_sequence, tmp_path / "twin", rerender=True)
+    assert "alt0" in open_sequence(twin).streams
     a, b = digest_folder(glide_sequence), digest_folder(twin)
     assert {p for p in a if a[p] != b.get(p)} == {"metadata.json"}
     controlled = replay(glide_sequence, tmp_path / "control", mode="control")

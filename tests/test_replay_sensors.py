@@ -65,6 +65,6 @@ def test_twin_sensor_with_a_bad_field_is_refused(runs, tmp_path):
     from twinsim.replay import Variations, replay
 
     plain, _ = runs
-    with pytest.raises(ConfigError, match=r"lidars\.lidar0\.colums: unknown field"):
+    with pytest.raises(ConfigError, match=r"'lidars\.lidar0\.colums'; allowed here: .*columns"):
         replay(plain, tmp_path / "bad", Variations(lidars={"lidar0": {"colums": 10}}))
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())

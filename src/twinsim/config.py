@@ -7,17 +7,84 @@ into every sequence's metadata.
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from twinsim.configmodel import ConfigModel, format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import ROBOTS
+from twinsim.sensors.registry import SENSORS
+
+SENSOR_CONFIG = keyed_config(SENSORS, "kind", None)
+#: the config sections of format 1, one per sensor kind, folded into `sensors`
+SENSOR_SECTIONS = {
+    "cameras": "camera",
+    "imus": "imu",
+    "lidars": "lidar",
+    "event_cameras": "event_camera",
+}
+
+
+def _robot_default_sensors(data: dict[str, Any]) -> dict[str, Any]:
+    """The default sensors (as settings) of the robot kind a config's data names."""
+    robot = data.get("robot")
+    kind = robot.get("kind", "drone") if isinstance(robot, dict) else "drone"
+    return dict(ROBOTS.get(kind).default_sensors()) if kind in ROBOTS else {}
+
+
+def _fields(entry: Any) -> dict[str, Any]:
+    """A sensor entry's settings as a mapping (an entry may already be a validated model)."""
+    if isinstance(entry, BaseModel):
+        return entry.model_dump()
+    return dict(entry) if isinstance(entry, dict) else {}
+
+
+def fold_sensor_sections(data: dict[str, Any]) -> dict[str, Any]:
+    """`cameras:`, `imus:`, `lidars:`, `event_cameras:` (format 1's sections, still accepted as
+    shorthands) folded into the one `sensors:` mapping keyed by name, each entry with its kind.
+
+    Without a `sensors` mapping (a format-1 config), each section replaces the robot's default
+    sensors of its kind, in the kind order of format 1; with one, a section's entries update
+    the sensor of that name (same kind) or add one, and an empty section removes its kind.
+    """
+    sections = {key: data[key] for key in SENSOR_SECTIONS if key in data}
+    if not sections:
+        return data if "sensors" in data else data | {"sensors": _robot_default_sensors(data)}
+    out = {k: v for k, v in data.items() if k not in SENSOR_SECTIONS}
+    for key, entries in sections.items():
+        if not isinstance(entries, dict):
+            raise ValueError(f"{key} must be a mapping of sensor names to settings")
+    if "sensors" not in data:
+        defaults = _robot_default_sensors(data)
+        sensors: dict[str, Any] = {}
+        for key, sensor_kind in SENSOR_SECTIONS.items():
+            if key in sections:
+                for name, fields in sections[key].items():
+                    sensors[name] = {**_fields(fields), "kind": sensor_kind}
+            else:
+                sensors |= {n: f for n, f in defaults.items() if f["kind"] == sensor_kind}
+        return out | {"sensors": sensors}
+    sensors = dict(data["sensors"] or {})
+    for key, entries in sections.items():
+        if not entries:  # an empty section removes every sensor of its kind
+            kind = SENSOR_SECTIONS[key]
+            sensors = {n: f for n, f in sensors.items() if _fields(f).get("kind") != kind}
+        for name, fields in entries.items():
+            current = _fields(sensors.get(name))
+            if current.get("kind", SENSOR_SECTIONS[key]) != SENSOR_SECTIONS[key]:
+                raise ValueError(
+                    f"{key}.{name}: sensor {name!r} is a {current['kind']}, not a "
+                    f"{SENSOR_SECTIONS[key]}"
+                )
+            sensors[name] = {**current, **_fields(fields), "kind": SENSOR_SECTIONS[key]}
+    return out | {"sensors": sensors}
+
 
 _Config = ConfigModel
 
@@ -95,94 +162,6 @@ class FlyingObjectsConfig(_Config):
         return self
 
 
-class CameraConfig(_Config):
-    """RGB-D camera; `pos` and `rpy_deg` place its optical frame on the body (x forward).
-
-    `exposure_s` (motion blur) and `rolling_shutter_readout_s` are simulated at render time
-    (`twinsim.sensors.exposure`); 0 renders the single instant of the frame.
-    """
-
-    width: int = Field(640, ge=8, le=4096)
-    height: int = Field(480, ge=8, le=4096)
-    hfov_deg: float = Field(90.0, gt=1.0, lt=179.0)
-    rate_hz: int = Field(30, gt=0)
-    pos: tuple[float, float, float] = (0.12, 0.0, 0.0)
-    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    near_m: float = Field(0.05, gt=0.0)
-    far_m: float = Field(30.0, gt=0.0)
-    exposure_s: float = Field(0.0, ge=0.0)
-    rolling_shutter_readout_s: float = Field(0.0, ge=0.0)
-
-    @model_validator(mode="after")
-    def _shutter_within_frame(self) -> CameraConfig:
-        period = 1.0 / self.rate_hz
-        for field in ("exposure_s", "rolling_shutter_readout_s"):
-            if getattr(self, field) > period:
-                raise ValueError(
-                    f"{field}={getattr(self, field)} must be <= 1/rate_hz = {period:.6g} s "
-                    "(one frame period)"
-                )
-        return self
-
-
-class ImuConfig(_Config):
-    rate_hz: int = Field(240, gt=0)
-    pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-
-class LidarConfig(_Config):
-    """Spinning LiDAR on the body (x forward, y left, z up); a `model` preset or a beam table.
-
-    Presets: `hdl-32e`, `vlp-16`, `os1-64` (see `twinsim.sensors.lidar.LIDAR_MODELS`); unset
-    fields come from the preset, and `custom` needs `elevations_deg` and `columns`.
-    """
-
-    model: Literal["hdl-32e", "vlp-16", "os1-64", "custom"] = "hdl-32e"
-    rate_hz: int = Field(10, gt=0)
-    elevations_deg: list[float] | None = None
-    columns: int | None = Field(None, gt=0, le=100_000)
-    min_range_m: float = Field(0.1, ge=0.0)
-    max_range_m: float | None = Field(None, gt=0.0)
-    pos: tuple[float, float, float] = (0.0, 0.0, 0.12)
-    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-    @model_validator(mode="after")
-    def _valid(self) -> LidarConfig:
-        if self.model == "custom" and (self.elevations_deg is None or self.columns is None):
-            raise ValueError("model 'custom' needs elevations_deg (one per beam) and columns")
-        if self.elevations_deg is not None:
-            if not 1 <= len(self.elevations_deg) <= 256:
-                raise ValueError(f"elevations_deg has {len(self.elevations_deg)} beams, 1-256")
-            if any(not -90.0 < e < 90.0 for e in self.elevations_deg):
-                raise ValueError(f"elevations_deg={self.elevations_deg} must lie in (-90, 90)")
-        if self.max_range_m is not None and self.max_range_m <= self.min_range_m:
-            raise ValueError(
-                f"max_range_m={self.max_range_m} must be > min_range_m={self.min_range_m}"
-            )
-        return self
-
-
-class EventCameraConfig(_Config):
-    """Event camera (ESIM / v2e): renders at `rate_hz`, events where log intensity changes.
-
-    Placed like a camera (optical frame); thresholds are log-intensity contrasts.
-    """
-
-    width: int = Field(240, ge=8, le=2048)
-    height: int = Field(180, ge=8, le=2048)
-    hfov_deg: float = Field(90.0, gt=1.0, lt=179.0)
-    rate_hz: int = Field(240, gt=0)
-    pos: tuple[float, float, float] = (0.12, 0.0, 0.0)
-    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    threshold_pos: float = Field(0.2, gt=0.0, le=5.0)
-    threshold_neg: float = Field(0.2, gt=0.0, le=5.0)
-    refractory_period_s: float = Field(0.0005, ge=0.0, le=1.0)
-    log_eps: float = Field(0.02, gt=0.0, le=1.0)
-    near_m: float = Field(0.05, gt=0.0)
-    far_m: float = Field(30.0, gt=0.0)
-
-
 class GroundTruthConfig(_Config):
     """Rates of the ground-truth streams (GRADE's Table 3)."""
 
@@ -219,21 +198,21 @@ class TwinsimConfig(_Config):
     )
     people: PeopleConfig = PeopleConfig()
     flying_objects: FlyingObjectsConfig = FlyingObjectsConfig()
-    cameras: dict[str, CameraConfig] = Field(default_factory=lambda: {"cam0": CameraConfig()})
-    imus: dict[str, ImuConfig] = Field(default_factory=lambda: {"imu0": ImuConfig()})
-    lidars: dict[str, LidarConfig] = Field(default_factory=dict)
-    event_cameras: dict[str, EventCameraConfig] = Field(default_factory=dict)
+    # the robot kind's default sensors when a config names none (`fold_sensor_sections`)
+    sensors: dict[str, SENSOR_CONFIG] = Field(default_factory=dict)  # type: ignore[valid-type]
     groundtruth: GroundTruthConfig = GroundTruthConfig()
     render: RenderConfig = RenderConfig()
     output: OutputConfig = OutputConfig()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_sensor_sections(cls, data: Any) -> Any:
+        return fold_sensor_sections(data) if isinstance(data, dict) else data
+
     @model_validator(mode="after")
     def _rates_divide_physics(self) -> TwinsimConfig:
         hz = self.sim.physics_hz
-        rates = {f"cameras.{n}.rate_hz": c.rate_hz for n, c in self.cameras.items()}
-        rates |= {f"imus.{n}.rate_hz": c.rate_hz for n, c in self.imus.items()}
-        rates |= {f"lidars.{n}.rate_hz": c.rate_hz for n, c in self.lidars.items()}
-        rates |= {f"event_cameras.{n}.rate_hz": c.rate_hz for n, c in self.event_cameras.items()}
+        rates = {f"sensors.{n}.rate_hz": c.rate_hz for n, c in self.sensors.items()}
         rates |= {f"groundtruth.{k}": v for k, v in self.groundtruth.model_dump().items()}
         for field, rate in rates.items():
             if hz % rate:
@@ -241,9 +220,6 @@ class TwinsimConfig(_Config):
                 raise ValueError(
                     f"{field}={rate} must divide sim.physics_hz={hz} (allowed: {allowed})"
                 )
-        names = [*self.cameras, *self.imus, *self.lidars, *self.event_cameras]
-        if len(set(names)) != len(names):
-            raise ValueError(f"sensor names must be unique, got {names}")
         return self
 
 
@@ -322,11 +298,27 @@ def _apply_override(data: dict[str, Any], assignment: str) -> None:
 
 
 def validate_config(data: dict[str, Any]) -> TwinsimConfig:
-    """Validate a mapping into a `TwinsimConfig`; `ConfigError` with a one-line reason if bad."""
+    """Validate a mapping into a `TwinsimConfig`; `ConfigError` with a one-line reason if bad.
+
+    A sensor given in a kind's section (`lidars.l: ...`) is named as it was given.
+    """
+    origin = {
+        f"sensors.{name}": f"{key}.{name}"
+        for key in SENSOR_SECTIONS
+        if isinstance(data.get(key), dict)
+        for name in data[key]
+    }
     try:
-        return TwinsimConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, TwinsimConfig, data)) from None
+        folded = fold_sensor_sections(data)
+        return TwinsimConfig.model_validate(folded)
+    except ValueError as exc:  # a ValidationError is a ValueError too
+        if isinstance(exc, ValidationError):
+            message = format_validation_error(exc, TwinsimConfig, folded)
+        else:
+            message = str(exc)
+        for canonical, given in origin.items():
+            message = re.sub(rf"\b{re.escape(canonical)}\b", given, message)
+        raise ConfigError(message) from None
 
 
 def load_config(
@@ -337,8 +329,11 @@ def load_config(
 ) -> TwinsimConfig:
     """Load a preset or YAML file, apply `--set` overrides, seed and duration, and validate."""
     data = _read_yaml(preset_or_path)
+    names_sensors = "sensors" in data or any(key in data for key in SENSOR_SECTIONS)
     for assignment in overrides:
         _apply_override(data, assignment)
+    if not names_sensors and isinstance(data.get("sensors"), dict):
+        data["sensors"] = _merge(_robot_default_sensors(data), data["sensors"])
     if seed is not None:
         data["seed"] = seed
     if duration_s is not None:

@@ -84,12 +84,13 @@ class Registry(Generic[T]):
 def keyed_config(
     registry: Registry[Any],
     field: str,
-    default: str,
+    default: str | None,
     model_of: Callable[[Any], type[BaseModel]] = lambda entry: entry.config_model,
 ) -> Any:
     """An annotation for a config field whose model is picked by its `field` key in `registry`.
 
-    A mapping without the key gets `default`; an unknown key fails with the registered names.
+    A mapping without the key gets `default` (with none, the key is required); an unknown key
+    fails with the registered names.
     Dumps keep the subclass fields (`SerializeAsAny`).
     """
 
@@ -103,6 +104,8 @@ def keyed_config(
         if not isinstance(value, dict):
             raise ValueError(f"must be a mapping with a {field!r} field")
         name = value.get(field, default)
+        if name is None:
+            raise ValueError(f"needs a {field!r}: one of {', '.join(registry.names())}")
         if name not in registry:
             allowed = ", ".join(registry.names())
             raise ValueError(f"unknown {registry.what} {name!r}; registered: {allowed}")

@@ -12,17 +12,14 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from twinsim.config import (
-    CameraConfig,
-    EventCameraConfig,
-    LidarConfig,
-    TwinsimConfig,
-    validate_config,
-)
+from twinsim.config import SENSOR_SECTIONS, TwinsimConfig, validate_config
+from twinsim.configmodel import format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.geometry import rpy_deg_to_matrix
 from twinsim.replay.variations import StereoVariation, Variations
 from twinsim.scene.spec import SceneSpec
+from twinsim.sensors.kinds.camera import CameraConfig
+from twinsim.sensors.registry import SENSORS
 from twinsim.sensors.rig import R_BODY_OPTICAL_FORWARD, resolve_sensors
 
 
@@ -44,23 +41,18 @@ def stereo_cameras(stereo: StereoVariation) -> dict[str, CameraConfig]:
     return out
 
 
-_SECTIONS = {"cameras": CameraConfig, "lidars": LidarConfig, "event_cameras": EventCameraConfig}
-
-
 def _sensor(section: str, recorded: BaseModel | None, name: str, fields: dict) -> BaseModel:
-    """The config of sensor `name` in `section`: the recorded one (if any) with `fields` set."""
-    model = _SECTIONS[section]
-    base = recorded.model_dump() if recorded is not None else {}
+    """The config of sensor `name` of `section`'s kind: the recorded one (if any, of the same
+    kind) with `fields` set."""
+    kind = SENSOR_SECTIONS[section]
+    if recorded is not None and recorded.kind != kind:
+        raise ConfigError(f"{section}.{name}: sensor {name!r} is a {recorded.kind}, not a {kind}")
+    model = SENSORS.get(kind).config_model
+    data = {**(recorded.model_dump() if recorded is not None else {}), **fields, "kind": kind}
     try:
-        return model.model_validate({**base, **fields})
+        return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "extra_forbidden":
-            allowed = ", ".join(model.model_fields)
-            msg = f"unknown field; allowed: {allowed}"
-            raise ConfigError(f"{section}.{name}.{where}: {msg}") from None
-        raise ConfigError(f"{section}.{name}.{where}: {err['msg']}") from None
+        raise ConfigError(format_validation_error(exc, model, data, f"{section}.{name}")) from None
 
 
 def twin_sensors(
@@ -74,32 +66,26 @@ def twin_sensors(
     }
     if not (any(changes.values()) or variations.remove_cameras or variations.stereo):
         return cfg, scene
-    cameras = dict(cfg.cameras)
+    sensors = dict(cfg.sensors)
+    cameras = [n for n, s in sensors.items() if s.kind == "camera"]
     for name in variations.remove_cameras:
         if name not in cameras:
             raise ConfigError(
                 f"remove_cameras: no camera {name!r} in this sequence; cameras: "
                 f"{', '.join(cameras) or 'none'}"
             )
-        del cameras[name]
-    sections = {
-        "cameras": cameras,
-        "lidars": dict(cfg.lidars),
-        "event_cameras": dict(cfg.event_cameras),
-    }
+        del sensors[name]
     added: set[str] = set()
     for section, entries in changes.items():
-        current = sections[section]
         for name, fields in entries.items():
-            current[name] = _sensor(section, current.get(name), name, fields)
+            sensors[name] = _sensor(section, sensors.get(name), name, fields)
             added.add(name)
     if variations.stereo is not None:
         pair = stereo_cameras(variations.stereo)
-        cameras |= pair
+        sensors |= pair
         added |= set(pair)
     data = cfg.model_dump(mode="json")
-    for section, entries in sections.items():
-        data[section] = {n: c.model_dump(mode="json") for n, c in entries.items()}
+    data["sensors"] = {n: c.model_dump(mode="json") for n, c in sensors.items()}
     twin_cfg = validate_config(data)
     resolved = {s.name: s for s in resolve_sensors(twin_cfg)}
     recorded = {s.name: s for s in scene.sensors}

@@ -96,6 +96,10 @@ class Robot(ABC):
     def restarted_controller(self, spec: RobotSpec, log: RobotLog, physics_hz: int) -> Controller:
         """The controller as it was before the log's first row (for a control-mode replay)."""
 
+    def default_sensors(self) -> dict[str, dict]:
+        """The sensors (settings by name, each with its `kind`) a config without any gets."""
+        return {}
+
     def joint_names(self, spec: RobotSpec) -> tuple[str, ...]:
         """The robot's joint coordinates in qpos order (also the joint_states columns)."""
         return tuple(j.name for j in self.body(spec).joints)

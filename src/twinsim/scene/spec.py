@@ -224,7 +224,7 @@ class SensorSpec(_Spec):
     """
 
     name: str
-    type: Literal["camera", "imu", "lidar", "event_camera"]
+    type: str  # a registered sensor kind (`twinsim.sensors.registry`)
     rate_hz: int
     pos: Vec3
     quat: Quat

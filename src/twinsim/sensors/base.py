@@ -1,10 +1,11 @@
 """The sensor-kind interface: what a kind provides so that building, recording and metadata
 need no `if type == ...`.
 
-A kind says, as data, what it needs on the robot in MuJoCo (`mounts`: cameras, sites with
-MuJoCo sensors), what the sequence metadata says of it (`metadata`, `extra_streams`), and
-how it records at each physics step (`recorder`). The config section and reader/validate
-hooks of each kind are still written in `config.py`, `sequence/` (issue 12 goes on).
+A kind owns its config model (an entry of `sensors:` with its `kind`), resolves it into a
+`SensorSpec` (`spec`), says as data what it needs on the robot in MuJoCo (`mounts`: cameras,
+sites with MuJoCo sensors), what the sequence metadata says of it (`metadata`,
+`extra_streams`), and how it records at each physics step (`recorder`). Reader and validate
+hooks of each kind are still written in `sequence/` (issue 12 goes on).
 """
 
 from __future__ import annotations
@@ -15,11 +16,28 @@ from typing import ClassVar
 
 import numpy as np
 
+from twinsim.configmodel import ConfigModel
 from twinsim.geometry import pose_to_T
 from twinsim.scene.spec import Quat, SensorSpec, Vec3
 from twinsim.sequence.layout import POSE_COLUMNS
 
-__all__ = ["POSE_COLUMNS", "CameraMount", "RecordingContext", "SensorKind", "SiteMount"]
+__all__ = [
+    "POSE_COLUMNS",
+    "CameraMount",
+    "RecordingContext",
+    "SensorConfig",
+    "SensorKind",
+    "SiteMount",
+]
+
+
+class SensorConfig(ConfigModel):
+    """Base of every sensor kind's config: its kind, rate and mounting on the robot body."""
+
+    kind: str
+    rate_hz: int
+    pos: tuple[float, float, float]
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -82,6 +100,11 @@ class SensorKind(ABC):
     """A sensor kind, keyed by `SensorSpec.type`."""
 
     type: ClassVar[str]
+    config_model: ClassVar[type[SensorConfig]]
+
+    @abstractmethod
+    def spec(self, name: str, cfg: SensorConfig) -> SensorSpec:
+        """The resolved sensor on the robot body (`scene.json` keeps it) for its config."""
 
     @abstractmethod
     def mounts(self, sensor: SensorSpec) -> tuple[Mount, ...]:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twinsim.config import LidarConfig
 from twinsim.scene.spec import LidarSpec, SensorSpec
 from twinsim.sequence.scans import LidarScan
 
@@ -43,21 +42,6 @@ LIDAR_MODELS: dict[str, LidarModel] = {
     "vlp-16": LidarModel(_uniform(-15.0, 15.0, 16), 18_000, 100.0),
     "os1-64": LidarModel(_uniform(-22.5, 22.5, 64), 10_240, 120.0),
 }
-
-
-def lidar_spec(cfg: LidarConfig) -> LidarSpec:
-    """Resolve a LiDAR config against its preset: every beam, column and range made explicit."""
-    preset = LIDAR_MODELS.get(cfg.model)
-    elevations = cfg.elevations_deg or (preset.elevations_deg if preset else ())
-    columns = cfg.columns or max(1, round(preset.columns_per_s / cfg.rate_hz))
-    max_range = cfg.max_range_m or (preset.max_range_m if preset else 120.0)
-    return LidarSpec(
-        model=cfg.model,
-        elevations_deg=tuple(sorted(float(e) for e in elevations)),
-        columns=columns,
-        min_range_m=cfg.min_range_m,
-        max_range_m=max_range,
-    )
 
 
 def beam_directions(spec: LidarSpec) -> np.ndarray:

@@ -1,19 +1,18 @@
-"""Resolve the configured sensors into mounted `SensorSpec`s and their metadata entries."""
+"""Resolve the configured sensors into mounted `SensorSpec`s, each through its kind."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from twinsim.config import CameraConfig, EventCameraConfig, LidarConfig, TwinsimConfig
 from twinsim.geometry import matrix_to_quat_wxyz, rpy_deg_to_matrix
-from twinsim.scene.spec import EventSpec, SensorSpec
-from twinsim.sensors.lidar import lidar_spec
+from twinsim.scene.spec import SensorSpec
+from twinsim.sensors.registry import SENSORS
 
 # Body x forward, y left, z up → optical z forward, x right (= −y body), y down (= −z body).
 R_BODY_OPTICAL_FORWARD = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
 
 
-def _optical(cam: CameraConfig | EventCameraConfig) -> dict:
+def optical_fields(cam) -> dict:
     """The fields every image sensor shares: rate, mounting (optical frame), image, clipping."""
     R = rpy_deg_to_matrix(cam.rpy_deg) @ R_BODY_OPTICAL_FORWARD
     return {
@@ -28,54 +27,15 @@ def _optical(cam: CameraConfig | EventCameraConfig) -> dict:
     }
 
 
-def _camera_spec(name: str, cam: CameraConfig) -> SensorSpec:
-    return SensorSpec(
-        name=name,
-        type="camera",
-        exposure_s=cam.exposure_s,
-        rolling_shutter_readout_s=cam.rolling_shutter_readout_s,
-        **_optical(cam),
-    )
+def body_mounted(cfg) -> dict:
+    """Rate and mounting of a sensor whose frame is the body's turned by `rpy_deg`."""
+    return {
+        "rate_hz": cfg.rate_hz,
+        "pos": cfg.pos,
+        "quat": matrix_to_quat_wxyz(rpy_deg_to_matrix(cfg.rpy_deg)),
+    }
 
 
-def _lidar_spec(name: str, lidar: LidarConfig) -> SensorSpec:
-    return SensorSpec(
-        name=name,
-        type="lidar",
-        rate_hz=lidar.rate_hz,
-        pos=lidar.pos,
-        quat=matrix_to_quat_wxyz(rpy_deg_to_matrix(lidar.rpy_deg)),
-        lidar=lidar_spec(lidar),
-    )
-
-
-def _event_camera_spec(name: str, cam: EventCameraConfig) -> SensorSpec:
-    return SensorSpec(
-        name=name,
-        type="event_camera",
-        **_optical(cam),
-        events=EventSpec(
-            threshold_pos=cam.threshold_pos,
-            threshold_neg=cam.threshold_neg,
-            refractory_ns=round(cam.refractory_period_s * 1e9),
-            log_eps=cam.log_eps,
-        ),
-    )
-
-
-def resolve_sensors(cfg: TwinsimConfig) -> tuple[SensorSpec, ...]:
-    """Every configured camera, IMU, LiDAR and event camera as a sensor on the robot body."""
-    cams = [_camera_spec(n, c) for n, c in cfg.cameras.items()]
-    imus = [
-        SensorSpec(
-            name=n,
-            type="imu",
-            rate_hz=c.rate_hz,
-            pos=c.pos,
-            quat=matrix_to_quat_wxyz(rpy_deg_to_matrix(c.rpy_deg)),
-        )
-        for n, c in cfg.imus.items()
-    ]
-    lidars = [_lidar_spec(n, c) for n, c in cfg.lidars.items()]
-    events = [_event_camera_spec(n, c) for n, c in cfg.event_cameras.items()]
-    return tuple(cams + imus + lidars + events)
+def resolve_sensors(cfg) -> tuple[SensorSpec, ...]:
+    """Every configured sensor (`cfg.sensors`, in order) as a sensor on the robot body."""
+    return tuple(SENSORS.get(s.kind).spec(name, s) for name, s in cfg.sensors.items())

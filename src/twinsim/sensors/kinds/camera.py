@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field, model_validator
 
 from twinsim.geometry import (
     R_OPTICAL_MJCAM,
@@ -18,6 +20,7 @@ from twinsim.sensors.base import (
     POSE_COLUMNS,
     CameraMount,
     RecordingContext,
+    SensorConfig,
     SensorKind,
     SensorRecorder,
     base_metadata,
@@ -30,6 +33,38 @@ from twinsim.sensors.exposure import (
     has_exposure_effects,
     window_steps,
 )
+from twinsim.sensors.rig import optical_fields
+
+
+class CameraConfig(SensorConfig):
+    """RGB-D camera; `pos` and `rpy_deg` place its optical frame on the body (x forward).
+
+    `exposure_s` (motion blur) and `rolling_shutter_readout_s` are simulated at render time
+    (`twinsim.sensors.exposure`); 0 renders the single instant of the frame.
+    """
+
+    kind: Literal["camera"] = "camera"
+    width: int = Field(640, ge=8, le=4096)
+    height: int = Field(480, ge=8, le=4096)
+    hfov_deg: float = Field(90.0, gt=1.0, lt=179.0)
+    rate_hz: int = Field(30, gt=0)
+    pos: tuple[float, float, float] = (0.12, 0.0, 0.0)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    near_m: float = Field(0.05, gt=0.0)
+    far_m: float = Field(30.0, gt=0.0)
+    exposure_s: float = Field(0.0, ge=0.0)
+    rolling_shutter_readout_s: float = Field(0.0, ge=0.0)
+
+    @model_validator(mode="after")
+    def _shutter_within_frame(self) -> CameraConfig:
+        period = 1.0 / self.rate_hz
+        for field in ("exposure_s", "rolling_shutter_readout_s"):
+            if getattr(self, field) > period:
+                raise ValueError(
+                    f"{field}={getattr(self, field)} must be <= 1/rate_hz = {period:.6g} s "
+                    "(one frame period)"
+                )
+        return self
 
 
 def camera_mount(sensor: SensorSpec) -> CameraMount:
@@ -100,6 +135,16 @@ class CameraRecorder(SensorRecorder):
 
 class Camera(SensorKind):
     type = "camera"
+    config_model = CameraConfig
+
+    def spec(self, name: str, cfg: CameraConfig) -> SensorSpec:
+        return SensorSpec(
+            name=name,
+            type="camera",
+            exposure_s=cfg.exposure_s,
+            rolling_shutter_readout_s=cfg.rolling_shutter_readout_s,
+            **optical_fields(cfg),
+        )
 
     def mounts(self, sensor: SensorSpec) -> tuple[CameraMount, ...]:
         return (camera_mount(sensor),)

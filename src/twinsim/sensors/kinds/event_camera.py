@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Literal
 
-from twinsim.scene.spec import SensorSpec
-from twinsim.sensors.base import RecordingContext, SensorKind, SensorRecorder, base_metadata
+import numpy as np
+from pydantic import Field
+
+from twinsim.scene.spec import EventSpec, SensorSpec
+from twinsim.sensors.base import (
+    RecordingContext,
+    SensorConfig,
+    SensorKind,
+    SensorRecorder,
+    base_metadata,
+)
 from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.events import EventSimulator, log_intensity
 from twinsim.sensors.kinds.camera import camera_mount
+from twinsim.sensors.rig import optical_fields
+
+
+class EventCameraConfig(SensorConfig):
+    """Event camera (ESIM / v2e): renders at `rate_hz`, events where log intensity changes.
+
+    Placed like a camera (optical frame); thresholds are log-intensity contrasts.
+    """
+
+    kind: Literal["event_camera"] = "event_camera"
+    width: int = Field(240, ge=8, le=2048)
+    height: int = Field(180, ge=8, le=2048)
+    hfov_deg: float = Field(90.0, gt=1.0, lt=179.0)
+    rate_hz: int = Field(240, gt=0)
+    pos: tuple[float, float, float] = (0.12, 0.0, 0.0)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    threshold_pos: float = Field(0.2, gt=0.0, le=5.0)
+    threshold_neg: float = Field(0.2, gt=0.0, le=5.0)
+    refractory_period_s: float = Field(0.0005, ge=0.0, le=1.0)
+    log_eps: float = Field(0.02, gt=0.0, le=1.0)
+    near_m: float = Field(0.05, gt=0.0)
+    far_m: float = Field(30.0, gt=0.0)
 
 
 class EventRecorder(SensorRecorder):
@@ -31,6 +62,16 @@ class EventRecorder(SensorRecorder):
 
 class EventCamera(SensorKind):
     type = "event_camera"
+    config_model = EventCameraConfig
+
+    def spec(self, name: str, cfg: EventCameraConfig) -> SensorSpec:
+        events = EventSpec(
+            threshold_pos=cfg.threshold_pos,
+            threshold_neg=cfg.threshold_neg,
+            refractory_ns=round(cfg.refractory_period_s * 1e9),
+            log_eps=cfg.log_eps,
+        )
+        return SensorSpec(name=name, type="event_camera", events=events, **optical_fields(cfg))
 
     def mounts(self, sensor: SensorSpec) -> tuple:
         return (camera_mount(sensor),)

@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from twinsim.scene.spec import SensorSpec
 from twinsim.sensors.base import (
     RecordingContext,
+    SensorConfig,
     SensorKind,
     SensorRecorder,
     SiteMount,
     base_metadata,
 )
+from twinsim.sensors.rig import body_mounted
 from twinsim.sequence.layout import IMU_COLUMNS
+
+
+class ImuConfig(SensorConfig):
+    """An IMU at `pos`, turned by `rpy_deg` from the body frame."""
+
+    kind: Literal["imu"] = "imu"
+    rate_hz: int = Field(240, gt=0)
+    pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 class ImuRecorder(SensorRecorder):
@@ -29,6 +43,10 @@ class ImuRecorder(SensorRecorder):
 
 class Imu(SensorKind):
     type = "imu"
+    config_model = ImuConfig
+
+    def spec(self, name: str, cfg: ImuConfig) -> SensorSpec:
+        return SensorSpec(name=name, type="imu", **body_mounted(cfg))
 
     def mounts(self, sensor: SensorSpec) -> tuple[SiteMount, ...]:
         sensors = (("gyro", "gyro"), ("accelerometer", "accel"))

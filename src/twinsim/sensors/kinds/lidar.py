@@ -2,12 +2,70 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field, model_validator
 
 from twinsim.geometry import pose_to_T
-from twinsim.scene.spec import SensorSpec
-from twinsim.sensors.base import RecordingContext, SensorKind, SensorRecorder, base_metadata
-from twinsim.sensors.lidar import LidarScanner
+from twinsim.scene.spec import LidarSpec, SensorSpec
+from twinsim.sensors.base import (
+    RecordingContext,
+    SensorConfig,
+    SensorKind,
+    SensorRecorder,
+    base_metadata,
+)
+from twinsim.sensors.lidar import LIDAR_MODELS, LidarScanner
+from twinsim.sensors.rig import body_mounted
+
+
+class LidarConfig(SensorConfig):
+    """Spinning LiDAR on the body (x forward, y left, z up); a `model` preset or a beam table.
+
+    Presets: `hdl-32e`, `vlp-16`, `os1-64` (see `LIDAR_MODELS` in `twinsim.sensors.lidar`); unset
+    fields come from the preset, and `custom` needs `elevations_deg` and `columns`.
+    """
+
+    kind: Literal["lidar"] = "lidar"
+    model: Literal["hdl-32e", "vlp-16", "os1-64", "custom"] = "hdl-32e"
+    rate_hz: int = Field(10, gt=0)
+    elevations_deg: list[float] | None = None
+    columns: int | None = Field(None, gt=0, le=100_000)
+    min_range_m: float = Field(0.1, ge=0.0)
+    max_range_m: float | None = Field(None, gt=0.0)
+    pos: tuple[float, float, float] = (0.0, 0.0, 0.12)
+    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @model_validator(mode="after")
+    def _valid(self) -> LidarConfig:
+        if self.model == "custom" and (self.elevations_deg is None or self.columns is None):
+            raise ValueError("model 'custom' needs elevations_deg (one per beam) and columns")
+        if self.elevations_deg is not None:
+            if not 1 <= len(self.elevations_deg) <= 256:
+                raise ValueError(f"elevations_deg has {len(self.elevations_deg)} beams, 1-256")
+            if any(not -90.0 < e < 90.0 for e in self.elevations_deg):
+                raise ValueError(f"elevations_deg={self.elevations_deg} must lie in (-90, 90)")
+        if self.max_range_m is not None and self.max_range_m <= self.min_range_m:
+            raise ValueError(
+                f"max_range_m={self.max_range_m} must be > min_range_m={self.min_range_m}"
+            )
+        return self
+
+
+def lidar_spec(cfg: LidarConfig) -> LidarSpec:
+    """Resolve a LiDAR config against its preset: every beam, column and range made explicit."""
+    preset = LIDAR_MODELS.get(cfg.model)
+    elevations = cfg.elevations_deg or (preset.elevations_deg if preset else ())
+    columns = cfg.columns or max(1, round(preset.columns_per_s / cfg.rate_hz))
+    max_range = cfg.max_range_m or (preset.max_range_m if preset else 120.0)
+    return LidarSpec(
+        model=cfg.model,
+        elevations_deg=tuple(sorted(float(e) for e in elevations)),
+        columns=columns,
+        min_range_m=cfg.min_range_m,
+        max_range_m=max_range,
+    )
 
 
 class LidarRecorder(SensorRecorder):
@@ -48,6 +106,10 @@ class LidarRecorder(SensorRecorder):
 
 class Lidar(SensorKind):
     type = "lidar"
+    config_model = LidarConfig
+
+    def spec(self, name: str, cfg: LidarConfig) -> SensorSpec:
+        return SensorSpec(name=name, type="lidar", lidar=lidar_spec(cfg), **body_mounted(cfg))
 
     def mounts(self, sensor: SensorSpec) -> tuple:
         return ()  # rays are cast from the world's geometry, nothing is added to the model

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from twinsim.config import SceneConfig
 from twinsim.dsg import HierarchicalPlanner, build_scene_graph, free_grid, plan_flat
 from twinsim.robots.drone import DroneSpec
 from twinsim.scene.apartment import generate_apartment
+from twinsim.scene.apartment_generator import ApartmentConfig
 
 CLEAR = 0.25
 ROBOT = DroneSpec(
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=Path("benchmarks/results/dsg_planning.json"))
     args = parser.parse_args()
 
-    cfg = SceneConfig(min_rooms=args.rooms, max_rooms=args.rooms, texture_size=16)
+    cfg = ApartmentConfig(min_rooms=args.rooms, max_rooms=args.rooms, texture_size=16)
     scene = generate_apartment(cfg, np.random.default_rng(args.seed)).to_scene(args.seed, ROBOT)
     t0 = time.perf_counter()
     graph = build_scene_graph(scene, [])

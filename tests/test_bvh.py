@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from twinsim.actors.bvh import BvhError, load_bvh
-from twinsim.actors.human import JOINT_NAMES, PART_NAMES, motion_for, sample_surface_points
+from twinsim.actors.human import JOINT_NAMES, PART_NAMES
+from twinsim.actors.motion import motion_for
+from twinsim.actors.surface import sample_surface_points
 from twinsim.config import load_config
 from twinsim.errors import ConfigError, TwinsimError
 from twinsim.scene.spec import HumanBodySpec, HumanMotionSpec, PersonSpec

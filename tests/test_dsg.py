@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from conftest import make_robot
 from twinsim.actors.human import motion_for
 from twinsim.cli import app
-from twinsim.config import SceneConfig
 from twinsim.dsg import (
     AgentTrack,
     DsgError,
@@ -25,6 +24,7 @@ from twinsim.dsg import (
     sequence_graph,
 )
 from twinsim.scene.apartment import generate_apartment
+from twinsim.scene.apartment_generator import ApartmentConfig
 from twinsim.scene.vocabulary import CLASS_ID
 from twinsim.sequence import open_sequence
 
@@ -109,7 +109,7 @@ def test_sequence_without_floor_plan_is_refused(dynamic_sequence, tmp_path):
 @pytest.fixture(scope="module")
 def apartment():
     layout = generate_apartment(
-        SceneConfig(min_rooms=5, max_rooms=5, texture_size=16), np.random.default_rng(3)
+        ApartmentConfig(min_rooms=5, max_rooms=5, texture_size=16), np.random.default_rng(3)
     )
     return layout.to_scene(3, make_robot())
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from conftest import make_robot
-from twinsim.config import SceneConfig
 from twinsim.dsg import HierarchicalPlanner, NoPathError, build_scene_graph, free_grid, plan_flat
 from twinsim.scene.apartment import generate_apartment
+from twinsim.scene.apartment_generator import ApartmentConfig
 
 CLEAR = 0.25
 
@@ -16,7 +16,7 @@ CLEAR = 0.25
 @pytest.fixture(scope="module")
 def world():
     layout = generate_apartment(
-        SceneConfig(min_rooms=10, max_rooms=10, texture_size=16), np.random.default_rng(5)
+        ApartmentConfig(min_rooms=10, max_rooms=10, texture_size=16), np.random.default_rng(5)
     )
     scene = layout.to_scene(5, make_robot())
     grid = free_grid(scene)

@@ -160,8 +160,8 @@ def test_bad_method_specs(tmp_path):
         get_method("orb_slam9")
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\ncommand: run\ntrajectory: t.txt\ntimeout_s: -1\n")
-    with pytest.raises(MethodError, match="field timeout_s: Input should be greater than 0"):
+    with pytest.raises(MethodError, match=r"bad\.yaml: timeout_s: Input should be greater than 0"):
         get_method(str(bad))
     bad.write_text("name: x\ncommand: run\n")
-    with pytest.raises(MethodError, match="field trajectory: Field required"):
+    with pytest.raises(MethodError, match=r"bad\.yaml: trajectory: Field required"):
         get_method(str(bad))

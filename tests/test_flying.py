@@ -21,6 +21,7 @@ from twinsim.actors.flying import (
 )
 from twinsim.config import FlyingObjectsConfig, TwinsimConfig, load_config
 from twinsim.scene.apartment import generate_apartment
+from twinsim.scene.free_space import FloorRegion, floor_region
 from twinsim.scene.furniture import geoms_bounds
 from twinsim.scene.layout import room_rect
 from twinsim.scene.spec import FlyingObjectSpec, Keyframe, PathPoint
@@ -41,7 +42,7 @@ def _generate(layout, seed: int, cfg: FlyingObjectsConfig = CFG):
         cfg,
         layout.bounds_min,
         layout.bounds_max,
-        layout.rooms,
+        floor_region(layout),
         DURATION,
         np.random.default_rng(seed),
         first_instance_id=300,
@@ -148,7 +149,9 @@ def test_single_keyframe_and_bad_times():
         FlyingObjectsConfig(count=1),
         (-2, -2, 0),
         (2, 2, 2.5),
-        generate_apartment(load_config("tiny").scene, np.random.default_rng(0)).rooms[:1],
+        FloorRegion.of(
+            generate_apartment(load_config("tiny").scene, np.random.default_rng(0)).rooms[:1]
+        ),
         1.0,
         np.random.default_rng(0),
         1,

@@ -6,15 +6,9 @@ import numpy as np
 import pytest
 
 from twinsim.actors.gait import walk_path_length
-from twinsim.actors.human import (
-    COCO_KEYPOINTS,
-    JOINT_NAMES,
-    LAYERS,
-    PART_NAMES,
-    build_body,
-    motion_for,
-    sample_surface_points,
-)
+from twinsim.actors.human import COCO_KEYPOINTS, JOINT_NAMES, LAYERS, PART_NAMES, build_body
+from twinsim.actors.motion import motion_for
+from twinsim.actors.surface import sample_surface_points
 from twinsim.geometry import quat_wxyz_to_matrix
 from twinsim.scene.spec import GeomSpec, HumanBodySpec, HumanMotionSpec, PersonSpec
 

@@ -22,6 +22,7 @@ from twinsim.config import PeopleConfig, load_config
 from twinsim.errors import ConfigError
 from twinsim.geometry import quat_wxyz_to_matrix
 from twinsim.scene.apartment import generate_apartment
+from twinsim.scene.free_space import FloorRegion
 from twinsim.scene.placement import (
     FLAT_HEIGHT_M,
     FLOOR_TOLERANCE_M,
@@ -206,17 +207,17 @@ def _thin(pts: np.ndarray, cell: float) -> np.ndarray:
 
 def _populate(rooms, objects, wall_height, seed: int, cfg: PeopleConfig, max_hits: int):
     rng = np.random.default_rng(seed)
+    floor = FloorRegion.of(rooms, (), objects, wall_height)
     fn = functools.partial(
         place_people,
         static_objects=objects,
-        rooms=rooms,
-        wall_height=wall_height,
+        floor=floor,
         duration_s=DURATION,
         rng=rng,
         attempts=cfg.placement_attempts,
         max_intersections=max_hits,
     )
-    return generate_people(cfg, rooms, objects, rng, 100, fn)
+    return generate_people(cfg, floor, objects, rng, 100, fn)
 
 
 def _check(result: PopulationResult, rooms, objects, wall_height: float, max_hits: int) -> None:

@@ -19,12 +19,12 @@ from twinsim.robots.planner import (
     FlightPlan,
     PlannerOptions,
     PlanningError,
-    build_free_space,
     choose_start,
     plan_flight,
     smooth_path,
 )
 from twinsim.robots.trajectory import Curve, MotionLimits, Trajectory, parametrize
+from twinsim.scene.free_space import FloorRegion, build_free_space
 from twinsim.scene.spec import DoorSpec, GeomSpec, ObjectSpec, PathPoint, RoomSpec
 
 WALL_H = 2.7
@@ -241,7 +241,10 @@ def four_room_plan() -> tuple[Scene, FlightPlan]:
 def test_free_space_is_exact_for_boxes_and_ignores_things_outside_the_band() -> None:
     scene = four_rooms()
     fs = build_free_space(
-        scene.rooms, scene.doors, scene.objects, flight_height_m=1.3, clearance_m=0.45
+        FloorRegion.of(scene.rooms, scene.doors),
+        scene.objects,
+        flight_height_m=1.3,
+        clearance_m=0.45,
     )
     # 1 m from the south wall's face, far from anything else
     assert fs.clearance_at(np.array([2.5, 1.05])) == pytest.approx(1.0, abs=1e-9)
@@ -372,7 +375,10 @@ LIMITS = MotionLimits(max_speed_mps=0.5, max_yaw_rate_dps=30.0)
 def test_parametrize_turns_on_the_spot_then_accelerates_smoothly() -> None:
     scene = four_rooms()
     fs = build_free_space(
-        scene.rooms, scene.doors, scene.objects, flight_height_m=1.3, clearance_m=0.0
+        FloorRegion.of(scene.rooms, scene.doors),
+        scene.objects,
+        flight_height_m=1.3,
+        clearance_m=0.0,
     )
     curve = smooth_path(fs, np.array([[0.5, 0.3], [3.5, 0.3], [3.5, 2.5]]), 0.0, 0.0)
     assert 4.5 < curve.length_m < 5.2  # the corner is rounded (shorter than 3 + 2.2 m)
@@ -407,7 +413,10 @@ def test_parametrize_stops_and_turns_around_between_curves() -> None:
 def test_choose_start_is_seeded_and_open() -> None:
     scene = four_rooms()
     fs = build_free_space(
-        scene.rooms, scene.doors, scene.objects, flight_height_m=1.3, clearance_m=0.45
+        FloorRegion.of(scene.rooms, scene.doors),
+        scene.objects,
+        flight_height_m=1.3,
+        clearance_m=0.45,
     )
     a = choose_start(fs, np.random.default_rng(1))
     b = choose_start(fs, np.random.default_rng(1))

@@ -1,14 +1,16 @@
-"""Robot and sensor kinds are plug-ins: kinds defined here alone record, validate and replay.
+"""Robots, sensors and worlds are plug-ins: kinds defined here alone record, validate, replay.
 
 The toy robot below is everything a new robot needs (docs/architecture.md, "add a robot"): a
 config model, a spec model, a body as data, a controller and its restart; the toy sensor is
 everything a new sensor needs ("add a sensor"): a config model, its spec, mounts, metadata and
-a recorder. One registry entry each and no edit anywhere else.
+a recorder; the toy generator everything a new world needs ("add a world generator"): a
+config model and a layout. One registry entry each and no edit anywhere else.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -22,13 +24,20 @@ from twinsim.errors import ConfigError
 from twinsim.replay import replay
 from twinsim.robots.base import Robot, RobotConfig, RobotLog
 from twinsim.robots.registry import ROBOTS
+from twinsim.scene.generators import GENERATORS, SceneConfig, WorldGenerator
 from twinsim.scene.spec import (
     ActuatorSpec,
     BodySpec,
+    GeomSpec,
     JointSpec,
+    LightSpec,
     LinkGeomSpec,
     LinkSpec,
+    MaterialSpec,
+    ObjectSpec,
     RobotSpec,
+    RoomSpec,
+    SceneSpec,
     SensorSpec,
 )
 from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_metadata
@@ -159,6 +168,80 @@ class Altimeter(SensorKind):
         return AltimeterRecorder(sensor, ctx)
 
 
+class HallConfig(SceneConfig):
+    generator: Literal["hall"] = "hall"
+    size_m: tuple[float, float] = (6.0, 5.0)
+    height_m: float = 3.0
+
+
+@dataclass(frozen=True)
+class HallLayout:
+    rooms: tuple
+    doors: tuple
+    objects: tuple
+    textures: tuple
+    materials: tuple
+    lights: tuple
+    wall_height: float
+    bounds_min: tuple
+    bounds_max: tuple
+
+    def to_scene(self, seed, robot, sensors=()) -> SceneSpec:
+        fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return SceneSpec(seed=seed, robot=robot, sensors=sensors, **fields)
+
+
+class Hall(WorldGenerator):
+    """One empty hall: floor, ceiling and four walls of random colours, one ceiling light."""
+
+    name: ClassVar[str] = "hall"
+    config_model = HallConfig
+
+    def generate(self, cfg: HallConfig, rng) -> HallLayout:
+        (lx, ly), h, t = cfg.size_m, cfg.height_m, 0.05
+        boxes = {
+            "floor": ((0, 0, -t), (lx / 2, ly / 2, t)),
+            "ceiling": ((0, 0, h + t), (lx / 2, ly / 2, t)),
+            "wall": ((lx / 2 + t, 0, h / 2), (t, ly / 2, h / 2)),
+        }
+        walls = [((-lx / 2 - t, 0, h / 2), (t, ly / 2, h / 2))]
+        walls += [((0, s * (ly / 2 + t), h / 2), (lx / 2 + 2 * t, t, h / 2)) for s in (-1, 1)]
+        parts = [*boxes.items(), *(("wall", w) for w in walls)]
+        materials = tuple(
+            MaterialSpec(name=f"hall_m{i}", rgba=(*rng.uniform(0.3, 0.9, 3), 1.0))
+            for i in range(len(parts))
+        )
+        objects = tuple(
+            ObjectSpec(
+                instance_id=i + 1,
+                name=f"{cls}_{i}",
+                semantic_class=cls,
+                room_id=0,
+                pos=pos,
+                geoms=(GeomSpec(type="box", size=half, material=materials[i].name),),
+            )
+            for i, (cls, (pos, half)) in enumerate(parts)
+        )
+        polygon = ((-lx / 2, -ly / 2), (lx / 2, -ly / 2), (lx / 2, ly / 2), (-lx / 2, ly / 2))
+        return HallLayout(
+            rooms=(RoomSpec(room_id=0, type="office", name="hall", polygon=polygon),),
+            doors=(),
+            objects=objects,
+            textures=(),
+            materials=materials,
+            lights=(LightSpec(name="sun", pos=(0, 0, h - 0.1), diffuse=(0.8, 0.8, 0.8)),),
+            wall_height=h,
+            bounds_min=(-lx / 2 - 2 * t, -ly / 2 - 2 * t, -2 * t),
+            bounds_max=(lx / 2 + 2 * t, ly / 2 + 2 * t, h + 2 * t),
+        )
+
+
+@pytest.fixture(scope="module")
+def hall_generator():
+    with GENERATORS.registered("hall", Hall()):
+        yield
+
+
 @pytest.fixture(scope="module")
 def glide_kind():
     with ROBOTS.registered("glide", Glide()):
@@ -172,10 +255,15 @@ def altimeter_kind():
 
 
 @pytest.fixture(scope="module")
-def glide_sequence(glide_kind, altimeter_kind, tmp_path_factory):
+def glide_sequence(glide_kind, altimeter_kind, hall_generator, tmp_path_factory):
     from twinsim.sim import run
 
-    overrides = ["robot.kind=glide", "robot.mass_kg=3.0", "sensors.alt0.kind=altimeter"]
+    overrides = [
+        "scene.generator=hall",
+        "robot.kind=glide",
+        "robot.mass_kg=3.0",
+        "sensors.alt0.kind=altimeter",
+    ]
     cfg = load_config("tiny", overrides, duration_s=1.0)
     return run(cfg, tmp_path_factory.mktemp("glide") / "seq")
 
@@ -201,6 +289,12 @@ def test_a_robot_kind_from_a_test_module_records_a_valid_sequence(glide_sequence
     }
     assert seq.metadata["streams"]["joint_states"]["joints"] == list(JOINTS)
     assert seq.scene.robot.kind == "glide" and seq.scene.robot.mass_kg == 3.0
+    assert seq.metadata["config"]["scene"] == {
+        "generator": "hall",
+        "size_m": [6.0, 5.0],
+        "height_m": 3.0,
+    }
+    assert [r.name for r in seq.scene.rooms] == ["hall"] and len(seq.scene.objects) == 6
     state = seq.table("robot_state")
     assert {f"target_{j}" for j in JOINTS} | {f"ctrl_{j}" for j in JOINTS} <= set(state)
 
@@ -231,6 +325,34 @@ def test_the_toy_robot_replays_byte_identically_and_under_control(glide_sequence
     _, T0 = src.groundtruth()
     _, T1 = ctl.groundtruth()
     assert np.abs(T0[:, :3, 3] - T1[:, :3, 3]).max() < 1e-6
+
+
+def test_the_drone_flies_people_walk_and_a_lidar_scans_in_the_toy_world(hall_generator, tmp_path):
+    from twinsim.sim import run
+
+    overrides = [
+        "scene.generator=hall",
+        "scene.size_m=[7.0, 6.0]",
+        "people.count=2",
+        "flying_objects.count=2",
+        "sensors.lidar0.kind=lidar",
+        "sensors.lidar0.model=vlp-16",
+        "sensors.lidar0.columns=90",
+    ]
+    seq_path = run(load_config("tiny", overrides, duration_s=1.0), tmp_path / "seq")
+    assert validate_sequence(seq_path).ok
+    seq = open_sequence(seq_path)
+    assert len(seq.scene.people) >= 1 and len(seq.scene.flying_objects) == 2
+    _, T = seq.groundtruth()
+    inside = np.abs(T[:, :2, 3]) < np.array([3.5, 3.0]) - 0.3  # clear of the walls
+    assert inside.all()
+    scan = seq.lidar("lidar0")[0]
+    world = scan.points @ scan.T_world_lidar[:3, :3].T + scan.T_world_lidar[:3, 3]
+    # every return lies on the hall's surfaces or on someone or something in it (a sweep's
+    # 0.1 s of motion distortion stays far below the 0.1 m allowed)
+    assert len(scan) > 100
+    assert np.all(np.abs(world[:, :2]) <= np.array([3.5, 3.0]) + 0.1)
+    assert np.all((world[:, 2] > -0.1) & (world[:, 2] < 3.1))
 
 
 def test_an_unknown_robot_kind_lists_the_registered_ones(tmp_path):

@@ -13,8 +13,8 @@ from shapely.geometry import box
 from shapely.ops import unary_union
 
 from conftest import make_robot
-from twinsim.config import SceneConfig
 from twinsim.scene.apartment import ApartmentLayout, generate_apartment
+from twinsim.scene.apartment_generator import ApartmentConfig
 from twinsim.scene.furniture import geoms_bounds, object_footprint
 from twinsim.scene.layout import (
     WALL_THICKNESS,
@@ -38,7 +38,7 @@ T = WALL_THICKNESS
 def _layout(
     seed: int, min_rooms: int = 4, max_rooms: int = 7, density: float = 1.0
 ) -> ApartmentLayout:
-    cfg = SceneConfig(min_rooms=min_rooms, max_rooms=max_rooms, furniture_density=density)
+    cfg = ApartmentConfig(min_rooms=min_rooms, max_rooms=max_rooms, furniture_density=density)
     return generate_apartment(cfg, np.random.default_rng(seed))
 
 
@@ -377,7 +377,7 @@ def test_materials_textures_and_scales_are_consistent() -> None:
     assert len(set(tex_names)) == len(tex_names) and len(set(mat_names)) == len(mat_names)
     assert {g.material for o in layout.objects for g in o.geoms} <= set(mat_names)
     assert {m.texture for m in layout.materials if m.texture} == set(tex_names)
-    assert all(t.size == SceneConfig().texture_size for t in layout.textures)
+    assert all(t.size == ApartmentConfig().texture_size for t in layout.textures)
     for m in layout.materials:
         assert 0.0 <= m.reflectance <= 0.3
         if m.texture:
@@ -395,7 +395,7 @@ def test_materials_textures_and_scales_are_consistent() -> None:
 
 
 def test_same_seed_same_apartment_different_seed_different_apartment() -> None:
-    cfg = SceneConfig(min_rooms=4, max_rooms=7)
+    cfg = ApartmentConfig(min_rooms=4, max_rooms=7)
     a = generate_apartment(cfg, np.random.default_rng(11))
     np_state, py_state = np.random.get_state(), random.getstate()
     b = generate_apartment(cfg, np.random.default_rng(11))
@@ -413,7 +413,7 @@ def test_same_seed_same_apartment_different_seed_different_apartment() -> None:
 def test_lights_are_bounded_below_the_ceiling_with_at_most_one_shadow() -> None:
     for seed in SEEDS:
         layout = _layout(seed)
-        cfg = SceneConfig()
+        cfg = ApartmentConfig()
         assert min(cfg.min_lights, 8) <= len(layout.lights) <= min(cfg.max_lights, 8)
         assert sum(light.castshadow for light in layout.lights) <= 1
         names = [light.name for light in layout.lights]
@@ -428,7 +428,9 @@ def test_lights_are_bounded_below_the_ceiling_with_at_most_one_shadow() -> None:
                 room_rect(r).x0 < x < room_rect(r).x1 and room_rect(r).y0 < y < room_rect(r).y1
                 for r in layout.rooms
             )
-    many = generate_apartment(SceneConfig(min_lights=10, max_lights=20), np.random.default_rng(0))
+    many = generate_apartment(
+        ApartmentConfig(min_lights=10, max_lights=20), np.random.default_rng(0)
+    )
     assert len(many.lights) == 8
     assert sum(light.castshadow for light in many.lights) == 1
 

@@ -1,7 +1,17 @@
 """World assembly: a config resolved into a complete `SceneSpec` (layout, people, robot, flying
-objects, sensors), every random choice drawn from the config's seed."""
+objects, sensors), every random choice drawn from the config's seed.
+
+`make_actors` is the one place people and flying objects are made for a world (their ids,
+names, materials and textures): `build_scene` uses it for a generated world, and
+`twinsim.replay.populate` for a twin that adds actors to a recorded one. Both find their way
+on the world's generic free space (`twinsim.scene.free_space.floor_region`), so any
+generator's layout works, with or without rooms.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -12,81 +22,170 @@ from twinsim.actors.flying import (
     planned_camera_pose,
 )
 from twinsim.actors.population import generate_people
-from twinsim.config import TwinsimConfig
+from twinsim.config import FlyingObjectsConfig, PeopleConfig, TwinsimConfig
 from twinsim.robots.registry import ROBOTS
-from twinsim.scene.apartment import generate_apartment
-from twinsim.scene.placement import clear_of_traces, place_people
-from twinsim.scene.spec import RobotSpec, SceneSpec
+from twinsim.scene.free_space import floor_region
+from twinsim.scene.generators import GENERATORS
+from twinsim.scene.placement import TraceMap, clear_of_traces, place_people
+from twinsim.scene.spec import (
+    FlyingObjectSpec,
+    MaterialSpec,
+    ObjectSpec,
+    PersonSpec,
+    RobotSpec,
+    SceneSpec,
+    TextureSpec,
+)
 from twinsim.sensors.rig import resolve_sensors
 
 START_CLEARANCE_M = 1.0  # the robot starts at least this far from any person's walking trace
 
 
+@dataclass(frozen=True)
+class Actors:
+    """People and flying objects made for a world, the materials and textures they bring, how
+    many people were placed (and their traces, if any), and the next free instance id."""
+
+    people: tuple[PersonSpec, ...]
+    flying_objects: tuple[FlyingObjectSpec, ...]
+    people_materials: tuple[MaterialSpec, ...]
+    flying_materials: tuple[MaterialSpec, ...]
+    textures: tuple[TextureSpec, ...]
+    placed: int
+    traces: TraceMap | None
+    next_id: int
+
+    def with_flying(self, obj: FlyingObjectSpec, materials: Sequence[MaterialSpec]) -> Actors:
+        """These actors and one more flying object (its id must be `next_id`)."""
+        return replace(
+            self,
+            flying_objects=(*self.flying_objects, obj),
+            flying_materials=(*self.flying_materials, *materials),
+            next_id=max(self.next_id, obj.instance_id + 1),
+        )
+
+    def into(self, scene: SceneSpec) -> SceneSpec:
+        """The scene with these actors added after those it has."""
+        return scene.model_copy(
+            update={
+                "people": (*scene.people, *self.people),
+                "flying_objects": (*scene.flying_objects, *self.flying_objects),
+                "materials": (*scene.materials, *self.people_materials, *self.flying_materials),
+                "textures": (*scene.textures, *self.textures),
+            }
+        )
+
+
+def make_actors(
+    world,
+    people_cfg: PeopleConfig,
+    flying_cfg: FlyingObjectsConfig,
+    total_s: float,
+    people_rng: np.random.Generator,
+    objects_rng: np.random.Generator,
+    first_id: int,
+    *,
+    obstacles: Sequence[ObjectSpec] | None = None,
+    occupied: Sequence[PersonSpec] = (),
+    first_person_id: int = 0,
+    name_prefix: str = "flying",
+) -> Actors:
+    """People (GRADE's placement) and flying objects for `world` (a layout or a `SceneSpec`).
+
+    Instance ids start at `first_id`: two per placed person (body, clothing), then one per
+    flying object. People are placed clear of `obstacles` (default: the world's objects) and
+    of the `occupied` people already there, and numbered from `first_person_id`; flying
+    objects are named `<name_prefix>_<k>_<class>`. People draw from `people_rng`, flying
+    objects from `objects_rng` (the same generator is fine).
+    """
+    floor = floor_region(world)
+    people: tuple[PersonSpec, ...] = ()
+    people_materials: tuple[MaterialSpec, ...] = ()
+    textures: tuple[TextureSpec, ...] = ()
+    placed, traces, next_id = 0, None, first_id
+    if people_cfg.count:
+        static = world.objects if obstacles is None else obstacles
+        population = generate_people(
+            people_cfg,
+            floor,
+            world.objects,
+            people_rng,
+            next_id,
+            placement_fn=lambda candidates: place_people(
+                candidates,
+                static,
+                floor,
+                total_s,
+                people_rng,
+                people_cfg.placement_attempts,
+                people_cfg.max_trace_intersections,
+                occupied=occupied,
+            ),
+            first_person_id=first_person_id,
+        )
+        people, people_materials = population.people, population.materials
+        textures, placed = population.textures, population.placed
+        traces = population.traces if population.people else None
+        next_id += 2 * placed
+    flying: tuple[FlyingObjectSpec, ...] = ()
+    flying_materials: tuple[MaterialSpec, ...] = ()
+    if flying_cfg.count:
+        flying, flying_materials = generate_flying_objects(
+            flying_cfg,
+            world.bounds_min,
+            world.bounds_max,
+            floor,
+            total_s,
+            objects_rng,
+            next_id,
+            name_prefix=name_prefix,
+        )
+    return Actors(
+        people=people,
+        flying_objects=flying,
+        people_materials=people_materials,
+        flying_materials=flying_materials,
+        textures=textures,
+        placed=placed,
+        traces=traces,
+        next_id=next_id + len(flying),
+    )
+
+
 def build_scene(cfg: TwinsimConfig) -> SceneSpec:
     """Resolve a config into a complete world: layout, people, robot path, flying objects, sensors.
 
-    Each stage draws from its own stream of the seed, so adding people or flying objects to a
-    config keeps the same apartment.
+    The layout comes from the generator `cfg.scene.generator` names. Each stage draws from its
+    own stream of the seed, so adding people or flying objects to a config keeps the same world.
     """
     layout_rng, people_rng, flight_rng, objects_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(cfg.seed).spawn(4)
     )
     total_s = cfg.sim.bootstrap_s + cfg.sim.duration_s
-    layout = generate_apartment(cfg.scene, layout_rng)
-    next_id = max(o.instance_id for o in layout.objects) + 1
-    population = generate_people(
-        cfg.people,
-        layout.rooms,
-        layout.objects,
-        people_rng,
-        next_id,
-        placement_fn=lambda candidates: place_people(
-            candidates,
-            layout.objects,
-            layout.rooms,
-            layout.wall_height,
-            total_s,
-            people_rng,
-            cfg.people.placement_attempts,
-            cfg.people.max_trace_intersections,
-        ),
+    layout = GENERATORS.get(cfg.scene.generator).generate(cfg.scene, layout_rng)
+    first_id = max(o.instance_id for o in layout.objects) + 1
+    actors = make_actors(
+        layout, cfg.people, cfg.flying_objects, total_s, people_rng, objects_rng, first_id
     )
-    next_id += 2 * population.placed
+    traces = actors.traces
     robot = ROBOTS.get(cfg.robot.kind).resolve(
         cfg.robot,
         layout,
         total_s,
         flight_rng,
         start_allowed=(
-            (lambda xy: clear_of_traces(xy, population.traces, START_CLEARANCE_M))
-            if population.people
+            (lambda xy: clear_of_traces(xy, traces, START_CLEARANCE_M))
+            if traces is not None
             else None
         ),
     )
     sensors = resolve_sensors(cfg)
-    flying, flying_materials = generate_flying_objects(
-        cfg.flying_objects,
-        layout.bounds_min,
-        layout.bounds_max,
-        layout.rooms,
-        total_s,
-        objects_rng,
-        next_id,
-    )
     if cfg.flying_objects.pass_in_front:
         occluder, materials = _occluder(
-            robot, sensors, layout, total_s, objects_rng, next_id + len(flying)
+            robot, sensors, layout, total_s, objects_rng, actors.next_id
         )
-        flying, flying_materials = (*flying, occluder), (*flying_materials, *materials)
-    scene = layout.to_scene(cfg.seed, robot, sensors)
-    return scene.model_copy(
-        update={
-            "people": population.people,
-            "flying_objects": flying,
-            "materials": (*scene.materials, *population.materials, *flying_materials),
-            "textures": (*scene.textures, *population.textures),
-        }
-    )
+        actors = actors.with_flying(occluder, materials)
+    return actors.into(layout.to_scene(cfg.seed, robot, sensors))
 
 
 def _occluder(robot: RobotSpec, sensors, layout, total_s: float, rng, instance_id: int):

@@ -19,6 +19,7 @@ from twinsim.configmodel import ConfigModel, format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import ROBOTS
+from twinsim.scene.generators import GENERATORS
 from twinsim.sensors.registry import SENSORS
 
 SENSOR_CONFIG = keyed_config(SENSORS, "kind", None)
@@ -93,27 +94,6 @@ class SimConfig(_Config):
     physics_hz: int = Field(240, gt=0)
     bootstrap_s: float = Field(1.0, ge=0.0)
     duration_s: float = Field(60.0, gt=0.0)
-
-
-class SceneConfig(_Config):
-    generator: Literal["apartment"] = "apartment"
-    min_rooms: int = Field(4, ge=3, le=12)
-    max_rooms: int = Field(7, ge=3, le=12)
-    wall_height_m: float = Field(2.7, ge=2.2, le=4.0)
-    furniture_density: float = Field(1.0, ge=0.0, le=2.0)
-    min_lights: int = Field(2, ge=1)
-    max_lights: int = Field(6, ge=1)
-    texture_size: int = Field(256, ge=16, le=2048)
-
-    @model_validator(mode="after")
-    def _ranges(self) -> SceneConfig:
-        if self.min_rooms > self.max_rooms:
-            raise ValueError(f"min_rooms={self.min_rooms} must be <= max_rooms={self.max_rooms}")
-        if self.min_lights > self.max_lights:
-            raise ValueError(
-                f"min_lights={self.min_lights} must be <= max_lights={self.max_lights}"
-            )
-        return self
 
 
 class PeopleConfig(_Config):
@@ -192,7 +172,9 @@ class OutputConfig(_Config):
 class TwinsimConfig(_Config):
     seed: int = Field(0, ge=0)
     sim: SimConfig = SimConfig()
-    scene: SceneConfig = SceneConfig()
+    scene: keyed_config(GENERATORS, "generator", "apartment") = Field(  # type: ignore[valid-type]
+        default_factory=lambda: GENERATORS.get("apartment").config_model()
+    )
     robot: keyed_config(ROBOTS, "kind", "drone") = Field(  # type: ignore[valid-type]
         default_factory=lambda: ROBOTS.get("drone").config_model()
     )

@@ -19,8 +19,10 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from twinsim.actors.human import JOINT_NAMES, PART_NAMES, HumanModel, PoseTable
+from twinsim.actors.human import JOINT_NAMES, PART_NAMES, HumanModel
+from twinsim.actors.playback import PoseTable
 from twinsim.errors import TwinsimError
+from twinsim.geometry import BOX_CORNERS, axis_rotations
 from twinsim.scene.spec import HumanMotionSpec
 
 _AXES = {"X": 0, "Y": 1, "Z": 2}
@@ -81,7 +83,7 @@ class BvhClip:
             for k, ch in enumerate(joint.channels):
                 values = self.frames[:, joint.channel_start + k]
                 if ch.endswith("rotation"):
-                    local_R = local_R @ _axis_rotation(_AXES[ch[0]], np.radians(values))
+                    local_R = local_R @ axis_rotations(_AXES[ch[0]], np.radians(values))
                 else:
                     t[:, _AXES[ch[0]]] = values
             if joint.parent < 0:
@@ -90,15 +92,6 @@ class BvhClip:
                 R[:, j] = R[:, joint.parent] @ local_R
                 p[:, j] = p[:, joint.parent] + (R[:, joint.parent] @ t[:, :, None])[..., 0]
         return R, p
-
-
-def _axis_rotation(axis: int, angle: np.ndarray) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
-    R = np.zeros((len(angle), 3, 3))
-    i, j = (axis + 1) % 3, (axis + 2) % 3
-    R[:, axis, axis] = 1.0
-    R[:, i, i], R[:, i, j], R[:, j, i], R[:, j, j] = c, -s, s, c
-    return R
 
 
 class _Hierarchy:
@@ -431,9 +424,7 @@ def retarget(clip: BvhClip, model: HumanModel, spec: HumanMotionSpec) -> PoseTab
     root[:, :2] += np.asarray(spec.waypoints[0], dtype=float)
     feet = [model.part_index("l_foot"), model.part_index("r_foot")]
     box = model.parts[feet[0]].geoms[0]
-    corners = np.asarray(box.pos) + np.array(box.size) * np.array(
-        [[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
-    )
+    corners = np.asarray(box.pos) + np.array(box.size) * BOX_CORNERS
     origins = model.forward_kinematics(R, root)[:, feet]
     lowest = (origins[:, :, None] + (R[:, feet, None] @ corners[:, :, None])[..., 0])[..., 2]
     root[:, 2] -= lowest.min()

@@ -1,9 +1,11 @@
 """Flying objects (GRADE): everyday props moved by random time-keyed transforms between goals.
 
-Each object flies between random goals inside one room (x, y inside the room rectangle, z from
-0.3 m above the floor to 0.3 m below the top of the bounds) with a random orientation and a scale
-in [0.7, 1.4] at every goal; collisions are deliberately not avoided. Geoms are given in the
-object frame, centred on its origin; scale multiplies geom sizes and offsets.
+Each object flies between random goals inside one room (x, y inside the room rectangle, or
+inside one rectangle of the floor in a world without rooms; z from 0.3 m above the floor to
+0.3 m below the top of the bounds) with a random orientation and a scale in [0.7, 1.4] at
+every goal; collisions are deliberately not avoided. The props are built by
+`twinsim.actors.props` (geoms in the object frame, centred on its origin); scale multiplies
+geom sizes and offsets.
 
 `FlyingMotion` turns keyframes into a smooth pose(t), a pure function of t clamped at both ends:
 position along cubic Bezier segments through the keyframes whose tangents are limited so every
@@ -17,7 +19,6 @@ view, and at chosen times sweeps across the optical axis a few centimetres in fr
 
 from __future__ import annotations
 
-import colorsys
 import math
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -25,25 +26,20 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from twinsim.actors.props import BUILDERS, ball
 from twinsim.config import FlyingObjectsConfig
 from twinsim.geometry import make_T, quat_wxyz_to_matrix
 from twinsim.robots.trajectory import Trajectory
-from twinsim.scene.furniture import geoms_bounds
-from twinsim.scene.layout import room_rect
+from twinsim.scene.free_space import FloorRegion
+from twinsim.scene.layout import Rect
 from twinsim.scene.spec import (
     FlyingObjectSpec,
-    GeomSpec,
     Keyframe,
     MaterialSpec,
-    Quat,
     RobotSpec,
-    RoomSpec,
     SensorSpec,
     Vec3,
 )
-
-Parts = tuple[tuple[GeomSpec, ...], tuple[MaterialSpec, ...]]  # an object's geoms, materials
-Builder = Callable[[np.random.Generator, str], Parts]
 
 SCALE_RANGE = (0.7, 1.4)
 GOAL_Z_MARGIN_M = 0.3  # goals keep this far from the floor and from the top of the bounds
@@ -60,184 +56,16 @@ PASS_SWEEP_S = 0.6  # time from the edge of the view to the optical axis
 PASS_TRANSFER_S = 0.35  # time from the waiting spot to the start of a sweep (and back)
 PASS_OUT_ANGLE_RAD = math.radians(65.0)  # sweeps start and end this far off the axis
 PASS_STEP_S = 0.2  # keyframe spacing while waiting (it follows the camera)
-_S = math.sqrt(0.5)
-_AXIS_Y: Quat = (_S, _S, 0.0, 0.0)  # turns a cylinder's z axis onto y
-_AXIS_X: Quat = (_S, 0.0, _S, 0.0)  # turns a capsule's z axis onto x
 
 
 def _r3(v: float) -> float:
+    """Round to 1 mm (scales)."""
     return round(float(v), 3)
 
 
 def _r4(v: float) -> float:
+    """Round to 0.1 mm (keyframe times and positions)."""
     return round(float(v), 4)
-
-
-def _color(rng: np.random.Generator, hue: tuple[float, float], sat, val) -> tuple[float, ...]:
-    rgb = colorsys.hsv_to_rgb(
-        (rng.uniform(*hue) % 360.0) / 360.0, rng.uniform(*sat), rng.uniform(*val)
-    )
-    return tuple(_r3(c) for c in rgb)
-
-
-def _material(
-    rng: np.random.Generator, name: str, rgb: tuple[float, ...], glossy: bool = False
-) -> MaterialSpec:
-    lo = 0.4 if glossy else 0.05
-    return MaterialSpec(
-        name=name,
-        rgba=(*rgb, 1.0),
-        specular=_r3(rng.uniform(lo, lo + 0.4)),
-        shininess=_r3(rng.uniform(lo, lo + 0.4)),
-        reflectance=_r3(rng.uniform(0.0, 0.15) if glossy else 0.0),
-    )
-
-
-def _geom(kind: str, size: Sequence[float], pos: Sequence[float], mat: str, quat=None) -> GeomSpec:
-    extra = {} if quat is None else {"quat": quat}
-    return GeomSpec(
-        type=kind,
-        size=tuple(_r4(s) for s in size),
-        pos=tuple(_r4(p) for p in pos),
-        material=mat,
-        **extra,
-    )
-
-
-def _centred(geoms: list[GeomSpec]) -> tuple[GeomSpec, ...]:
-    """The geoms moved so their bounding box is centred on the object's origin."""
-    lo, hi = geoms_bounds(geoms)
-    c = (lo + hi) / 2
-    return tuple(
-        g.model_copy(update={"pos": tuple(_r4(p - o) for p, o in zip(g.pos, c, strict=True))})
-        for g in geoms
-    )
-
-
-def ball(rng: np.random.Generator, name: str, radius: float | None = None) -> Parts:
-    """A glossy ball, 8–28 cm across (`radius` overrides the random size)."""
-    r = float(rng.uniform(0.04, 0.14)) if radius is None else radius
-    mat = _material(rng, f"mat_{name}", _color(rng, (0, 360), (0.5, 1.0), (0.5, 1.0)), True)
-    return (_geom("sphere", (r,), (0, 0, 0), mat.name),), (mat,)
-
-
-def box(rng: np.random.Generator, name: str) -> Parts:
-    """A cardboard box with a lid and a tape strip, or a gift box with a crossed ribbon."""
-    hx, hy, hz = (float(rng.uniform(0.06, 0.2)) for _ in range(3))
-    lid_h = float(rng.uniform(0.01, 0.02))
-    gift = rng.uniform() < 0.35
-    if gift:
-        body = _color(rng, (0, 360), (0.5, 0.9), (0.5, 0.95))
-        lid = body
-        band = _color(rng, (0, 360), (0.6, 1.0), (0.7, 1.0))
-    else:
-        body = _color(rng, (22, 38), (0.45, 0.65), (0.5, 0.75))
-        lid = tuple(_r3(min(1.0, c * 1.1)) for c in body)
-        band = _color(rng, (20, 45), (0.1, 0.4), (0.6, 0.9))
-    mats = (
-        _material(rng, f"mat_{name}_body", body, gift),
-        _material(rng, f"mat_{name}_lid", lid, gift),
-        _material(rng, f"mat_{name}_band", band, True),
-    )
-    m_body, m_lid, m_band = (m.name for m in mats)
-    top = hz + lid_h
-    geoms = [
-        _geom("box", (hx, hy, hz), (0, 0, 0), m_body),
-        _geom("box", (hx + 0.004, hy + 0.004, lid_h), (0, 0, top), m_lid),
-        _geom("box", (hx + 0.006, 0.025, lid_h + 0.002), (0, 0, top), m_band),
-    ]
-    if gift:
-        geoms.append(_geom("box", (0.025, hy + 0.006, lid_h + 0.002), (0, 0, top), m_band))
-    return _centred(geoms), mats
-
-
-def _toy_car(rng: np.random.Generator, name: str) -> tuple[list[GeomSpec], list[MaterialSpec]]:
-    length = float(rng.uniform(0.14, 0.32))
-    w, h = 0.45 * length, 0.12 * length
-    mats = [
-        _material(rng, f"mat_{name}_paint", _color(rng, (0, 360), (0.6, 1.0), (0.6, 1.0)), True),
-        _material(rng, f"mat_{name}_window", _color(rng, (190, 220), (0.1, 0.3), (0.5, 0.8)), True),
-        _material(rng, f"mat_{name}_tyre", _color(rng, (0, 360), (0.0, 0.1), (0.05, 0.15))),
-    ]
-    paint, window, tyre = (m.name for m in mats)
-    wheel_r = 0.12 * length
-    cabin_h = 0.09 * length
-    geoms = [
-        _geom("box", (length / 2, w / 2, h), (0, 0, wheel_r + 0.6 * h), paint),
-        _geom(
-            "box",
-            (0.24 * length, w / 2 - 0.004, cabin_h),
-            (-0.04 * length, 0, wheel_r + 1.6 * h + cabin_h),
-            window,
-        ),
-    ]
-    for sx in (-1, 1):
-        for sy in (-1, 1):
-            pos = (sx * 0.3 * length, sy * (w / 2), wheel_r)
-            geoms.append(_geom("cylinder", (wheel_r, 0.05 * length), pos, tyre, _AXIS_Y))
-    return geoms, mats
-
-
-def _teddy(rng: np.random.Generator, name: str) -> tuple[list[GeomSpec], list[MaterialSpec]]:
-    h = float(rng.uniform(0.18, 0.36))
-    fur = _color(rng, (20, 45), (0.3, 0.8), (0.3, 0.8))
-    mats = [
-        _material(rng, f"mat_{name}_fur", fur),
-        _material(rng, f"mat_{name}_muzzle", tuple(_r3(min(1.0, c * 1.35)) for c in fur)),
-        _material(rng, f"mat_{name}_eyes", (0.03, 0.03, 0.03), True),
-    ]
-    m_fur, m_muzzle, m_eyes = (m.name for m in mats)
-    body_z, head_z = 0.3 * h, 0.74 * h
-    head_r = 0.17 * h
-    geoms = [
-        _geom("ellipsoid", (0.17 * h, 0.19 * h, 0.24 * h), (0, 0, body_z), m_fur),
-        _geom("sphere", (head_r,), (0, 0, head_z), m_fur),
-        _geom("sphere", (0.08 * h,), (0.14 * h, 0, head_z - 0.03 * h), m_muzzle),
-    ]
-    for sy in (-1, 1):
-        geoms += [
-            _geom("sphere", (0.06 * h,), (0, sy * 0.13 * h, head_z + 0.13 * h), m_fur),
-            _geom("sphere", (0.022 * h,), (0.15 * h, sy * 0.06 * h, head_z + 0.05 * h), m_eyes),
-            _geom("capsule", (0.05 * h, 0.08 * h), (0.03 * h, sy * 0.2 * h, 0.38 * h), m_fur),
-            _geom(
-                "capsule", (0.06 * h, 0.07 * h), (0.1 * h, sy * 0.1 * h, 0.06 * h), m_fur, _AXIS_X
-            ),
-        ]
-    return geoms, mats
-
-
-def toy(rng: np.random.Generator, name: str) -> Parts:
-    """A toy car (body, cabin, four wheels) or a teddy bear (ellipsoid body, head, limbs)."""
-    geoms, mats = (_toy_car if rng.uniform() < 0.5 else _teddy)(rng, name)
-    return _centred(geoms), tuple(mats)
-
-
-def bottle(rng: np.random.Generator, name: str) -> Parts:
-    """A bottle 20–34 cm tall: body, shoulder, neck, cap and a label band."""
-    h = float(rng.uniform(0.2, 0.34))
-    r = float(rng.uniform(0.03, 0.045))
-    glass = _color(rng, (0, 360), (0.2, 0.9), (0.2, 0.8))
-    mats = (
-        _material(rng, f"mat_{name}_glass", glass, True),
-        _material(rng, f"mat_{name}_label", _color(rng, (0, 360), (0.0, 0.9), (0.5, 1.0))),
-        _material(rng, f"mat_{name}_cap", _color(rng, (0, 360), (0.3, 1.0), (0.3, 0.9)), True),
-    )
-    m_glass, m_label, m_cap = (m.name for m in mats)
-    body_h = 0.33 * h
-    neck_h = 0.1 * h
-    shoulder_z = 2 * body_h
-    neck_z = shoulder_z + 0.6 * r + neck_h * 0.6
-    geoms = [
-        _geom("cylinder", (r, body_h), (0, 0, body_h), m_glass),
-        _geom("ellipsoid", (r, r, 0.7 * r), (0, 0, shoulder_z), m_glass),
-        _geom("cylinder", (0.35 * r, neck_h), (0, 0, neck_z), m_glass),
-        _geom("cylinder", (0.42 * r, 0.025 * h), (0, 0, neck_z + neck_h), m_cap),
-        _geom("cylinder", (r + 0.001, 0.35 * body_h), (0, 0, body_h), m_label),
-    ]
-    return _centred(geoms), mats
-
-
-BUILDERS: dict[str, Builder] = {"ball": ball, "box": box, "toy": toy, "bottle": bottle}
 
 
 def random_quat(rng: np.random.Generator) -> np.ndarray:
@@ -259,14 +87,14 @@ def _keyframe(t: float, pos, quat, scale: float) -> Keyframe:
 
 
 def goal_boxes(
-    rooms: Sequence[RoomSpec], bounds_min: Vec3, bounds_max: Vec3
+    areas: Sequence[Rect], bounds_min: Vec3, bounds_max: Vec3
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per room, the (lo, hi) corners of the box flying goals are drawn from."""
+    """Per floor rectangle (a room's), the (lo, hi) corners of the box goals are drawn from."""
     out = []
     z_lo = max(bounds_min[2], 0.0) + GOAL_Z_MARGIN_M
     z_hi = bounds_max[2] - GOAL_Z_MARGIN_M
-    for room in rooms:
-        rect = room_rect(room).shrink(ROOM_MARGIN_M)
+    for area in areas:
+        rect = area.shrink(ROOM_MARGIN_M)
         lo = np.array([max(rect.x0, bounds_min[0]), max(rect.y0, bounds_min[1]), z_lo])
         hi = np.array([min(rect.x1, bounds_max[0]), min(rect.y1, bounds_max[1]), z_hi])
         if np.all(hi > lo):
@@ -311,18 +139,19 @@ def generate_flying_objects(
     cfg: FlyingObjectsConfig,
     bounds_min: Vec3,
     bounds_max: Vec3,
-    rooms: Sequence[RoomSpec],
+    floor: FloorRegion,
     duration_s: float,
     rng: np.random.Generator,
     first_instance_id: int,
     name_prefix: str = "flying",
 ) -> tuple[tuple[FlyingObjectSpec, ...], tuple[MaterialSpec, ...]]:
-    """`cfg.count` objects of random classes, each flying between goals in one room.
+    """`cfg.count` objects of random classes, each flying between goals in one room (one
+    rectangle of the floor).
 
     A room is drawn with probability proportional to its area; instance ids are consecutive
     from `first_instance_id`; the returned materials are new, uniquely named scene materials.
     """
-    boxes = goal_boxes(rooms, bounds_min, bounds_max)
+    boxes = goal_boxes(floor.rects, bounds_min, bounds_max)
     areas = np.array([np.prod(hi[:2] - lo[:2]) for lo, hi in boxes])
     specs, materials = [], []
     for k in range(cfg.count):

@@ -1,7 +1,7 @@
 """Procedural motions (walk, idle, wave, sit), GRADE-like animations built from a few curves.
 
 Each motion maps clip time τ (N,) to the world orientation of every part and the pelvis position
-(see `twinsim.actors.human.PoseSource`). Feet are placed explicitly and the legs solved by
+(see `twinsim.actors.playback.PoseSource`). Feet are placed explicitly and the legs solved by
 two-bone inverse kinematics, so a standing foot never slides and its sole rests on the floor.
 Walks are arc-length parametrised along `waypoints` whose corners are rounded by circular arcs;
 the stride (two steps) is 2·speed / gait_frequency_hz, `gait_frequency_hz` being the step rate.
@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsim.actors.human import HumanModel, PoseSource
+from twinsim.actors.human import HumanModel
+from twinsim.actors.playback import PoseSource
+from twinsim.geometry import ypr_to_matrices
 from twinsim.scene.spec import HumanMotionSpec
 
 CORNER_RADIUS_M = 0.6  # largest fillet radius at a walk's corners
@@ -42,24 +44,6 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
     return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-
-
-def _rot_ypr(yaw, pitch, roll) -> np.ndarray:
-    """Rotations Rz(yaw)·Ry(pitch)·Rx(roll), (..., 3, 3); positive pitch tips +x down."""
-    yaw, pitch, roll = np.broadcast_arrays(yaw, pitch, roll)
-    cy, sy, cp, sp, cr, sr = (f(a) for a in (yaw, pitch, roll) for f in (np.cos, np.sin))
-    m = [
-        cy * cp,
-        cy * sp * sr - sy * cr,
-        cy * sp * cr + sy * sr,
-        sy * cp,
-        sy * sp * sr + cy * cr,
-        sy * sp * cr - cy * sr,
-        -sp,
-        cp * sr,
-        cp * cr,
-    ]
-    return np.stack(m, axis=-1).reshape(*yaw.shape, 3, 3)
 
 
 def _look_along(bone: np.ndarray, hint: np.ndarray) -> np.ndarray:
@@ -197,8 +181,8 @@ class _Rig:
         (N, 4, 2) flexion (forward > 0) and abduction (outward > 0) of l/r upper arm then l/r
         lower arm, relative to the torso.
         """
-        R_p = _rot_ypr(*pelvis_ypr.T)
-        R_foot = _rot_ypr(foot_yaw, foot_pitch, 0.0)
+        R_p = ypr_to_matrices(*pelvis_ypr.T)
+        R_foot = ypr_to_matrices(foot_yaw, foot_pitch, 0.0)
         fwd_foot = np.stack([np.cos(foot_yaw), np.sin(foot_yaw), 0.0 * foot_yaw], axis=-1)
         pivot = np.where((foot_pitch >= 0)[..., None], self.toe_tip, self.heel)
         flat_pivot = fwd_foot * pivot[..., :1] + pivot * np.array([0.0, 0.0, 1.0])
@@ -211,9 +195,9 @@ class _Rig:
         root = np.concatenate([pelvis_xy, self.soft_min(z)[:, None]], axis=1)
         hint = _unit(R_p[:, None, :, 0] + fwd_foot)
         thigh, shin = _two_bone(root[:, None] + hip_rel, ankle, self.thigh, self.shin, hint)
-        R_t = R_p @ _rot_ypr(*torso_ypr.T)
-        R_n = R_t @ _rot_ypr(*neck_ypr.T)
-        R_h = R_n @ _rot_ypr(*head_ypr.T)
+        R_t = R_p @ ypr_to_matrices(*torso_ypr.T)
+        R_n = R_t @ ypr_to_matrices(*neck_ypr.T)
+        R_h = R_n @ ypr_to_matrices(*head_ypr.T)
         flex, abd = arms[..., 0], arms[..., 1]
         side = np.array([1.0, -1.0, 1.0, -1.0])
         d_local = np.stack(

@@ -1,4 +1,4 @@
-"""Articulated human: skeleton, rigid body parts made of primitives, keypoints, and playback.
+"""Articulated human: skeleton, rigid body parts made of primitives, joints and keypoints.
 
 Conventions (SI, world z up, floor at z = 0). The person frame is x forward, y to the person's own
 left, z up. Every part has its own frame, placed at the joint that rotates it (pelvis at the root,
@@ -8,23 +8,18 @@ arms hanging) every part frame is aligned with the person frame, so limbs extend
 frame's -z, torso, neck and head along +z, and the foot forward along +x with its sole at
 z = -ankle height. Motions (`twinsim.actors.gait`, `twinsim.actors.bvh`) produce the world
 orientation of every part and the pelvis position; positions follow by forward kinematics, so bone
-lengths never change.
+lengths never change; `twinsim.actors.playback` plays them back and
+`twinsim.actors.motion.motion_for` picks a person's motion.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
-from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.scene.spec import GeomSpec, HumanBodySpec, HumanMotionSpec, PersonSpec
-
-if TYPE_CHECKING:
-    from twinsim.actors.bvh import BvhClip
+from twinsim.scene.spec import GeomSpec, HumanBodySpec
 
 PART_NAMES: tuple[str, ...] = (
     "pelvis",
@@ -439,255 +434,17 @@ def build_body(body: HumanBodySpec) -> HumanModel:
     )
 
 
-# A motion's core: clip times τ (N,) → part world orientations (N, P, 3, 3), pelvis (N, 3).
-PoseSource = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-TABLE_HZ = 120.0  # rate at which procedural motions are tabulated
-_CHUNK = 4096  # samples evaluated at once while tabulating
-
-
-def _quat_matrix_map() -> np.ndarray:
-    """M (16, 9) with R.ravel() = (q qᵀ).ravel() @ M / |q|² for q in (x, y, z, w) order."""
-    terms = {  # R entry → ((i, j), coefficient) over products q_i q_j
-        0: (((3, 3), 1), ((0, 0), 1), ((1, 1), -1), ((2, 2), -1)),
-        1: (((0, 1), 2), ((2, 3), -2)),
-        2: (((0, 2), 2), ((1, 3), 2)),
-        3: (((0, 1), 2), ((2, 3), 2)),
-        4: (((3, 3), 1), ((0, 0), -1), ((1, 1), 1), ((2, 2), -1)),
-        5: (((1, 2), 2), ((0, 3), -2)),
-        6: (((0, 2), 2), ((1, 3), -2)),
-        7: (((1, 2), 2), ((0, 3), 2)),
-        8: (((3, 3), 1), ((0, 0), -1), ((1, 1), -1), ((2, 2), 1)),
-    }
-    M = np.zeros((16, 9))
-    for entry, products in terms.items():
-        for (i, j), coef in products:
-            M[4 * i + j, entry] = coef
-    return M
+# Names that moved out of this module, still importable from here until scene/placement.py,
+# engine/actors.py and their tests import them from their new modules.
+_MOVED = {
+    "HumanMotion": "twinsim.actors.playback",
+    "motion_for": "twinsim.actors.motion",
+    "sample_surface_points": "twinsim.actors.surface",
+}
 
 
-_QUAT_TO_MATRIX = _quat_matrix_map()
-
-
-class PoseTable:
-    """A motion tabulated at a fixed step: part quaternions and pelvis positions.
-
-    Playback interpolates linearly between samples (normalised quaternions), which costs a few
-    numpy calls however complex the motion, so a pose per physics step stays cheap; times past
-    the last sample hold it.
-    """
-
-    def __init__(self, R: np.ndarray, root: np.ndarray, step_s: float) -> None:
-        q = Rotation.from_matrix(R.reshape(-1, 3, 3)).as_quat().reshape(*R.shape[:2], 4)
-        flips = np.sign(np.einsum("fpi,fpi->fp", q[1:], q[:-1]))
-        flips[flips == 0] = 1.0
-        q[1:] *= np.cumprod(flips, axis=0)[..., None]
-        self._q = q.astype(np.float32)
-        self._root = np.asarray(root, dtype=float)
-        self.step_s = float(step_s)
-        self._last = len(q) - 1
-
-    @classmethod
-    def sample(cls, source: PoseSource, duration_s: float, rate_hz: float = TABLE_HZ) -> PoseTable:
-        """Tabulate `source` on [0, duration_s], both ends included."""
-        n = max(int(np.ceil(duration_s * rate_hz)), 1)
-        tau = np.linspace(0.0, duration_s, n + 1)
-        parts = [source(tau[i : i + _CHUNK]) for i in range(0, len(tau), _CHUNK)]
-        R = np.concatenate([r for r, _ in parts])
-        return cls(R, np.concatenate([p for _, p in parts]), duration_s / n)
-
-    def __call__(self, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Part quaternions (N, P, 4; x y z w, unnormalised) and pelvis (N, 3) at clip times τ."""
-        x = np.minimum(np.maximum(tau / self.step_s, 0.0), self._last)
-        i0 = np.minimum(x.astype(int), max(self._last - 1, 0))
-        i1 = np.minimum(i0 + 1, self._last)
-        w = (x - i0)[:, None]
-        q0, r0 = self._q[i0], self._root[i0]
-        return q0 + w[:, :, None] * (self._q[i1] - q0), r0 + w * (self._root[i1] - r0)
-
-    def at(self, tau: float) -> tuple[np.ndarray, np.ndarray]:
-        """`self(np.array([tau]))` for one time, with scalar index arithmetic (the hot path)."""
-        x = min(max(tau / self.step_s, 0.0), float(self._last))
-        i0 = min(int(x), max(self._last - 1, 0))
-        i1 = min(i0 + 1, self._last)
-        w = np.float64(x - i0)
-        q0, r0 = self._q[i0], self._root[i0]
-        return (q0 + w * (self._q[i1] - q0))[None], (r0 + w * (self._root[i1] - r0))[None]
-
-
-def _rotations(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices (..., 3, 3) of non-zero quaternions (..., 4), (x, y, z, w) order."""
-    qq = (q[..., :, None] * q[..., None, :]).reshape(*q.shape[:-1], 16)
-    return (qq @ _QUAT_TO_MATRIX / (q * q).sum(axis=-1)[..., None]).reshape(*q.shape[:-1], 3, 3)
-
-
-class HumanMotion:
-    """A person's animation; every method is a pure function of simulation time `t_s`.
-
-    Scalar `t_s` gives one result; a 1-D array of times gives a leading time axis. Playback is
-    ping-pong (GRADE): the motion runs forward for `cycle_s`, then backward, period 2·cycle_s,
-    shifted by `phase_s`, so it never jumps and never stops.
-    """
-
-    def __init__(self, model: HumanModel, spec: HumanMotionSpec, table: PoseTable) -> None:
-        self.model = model
-        self.spec = spec
-        self.cycle_s = float(spec.cycle_s)
-        self.period_s = 2.0 * self.cycle_s
-        self._table = table
-
-    def playback_time(self, t_s) -> np.ndarray:
-        """Clip time τ(t): a triangle wave 0 → cycle_s → 0 of period 2·cycle_s."""
-        u = np.mod(np.asarray(t_s, dtype=float) + self.spec.phase_s, self.period_s)
-        return np.where(u <= self.cycle_s, u, self.period_s - u)
-
-    def _state(self, t_s) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-        """Quaternions (N, P, 4), orientations (N, P, 3, 3), part origins (N, P, 3), scalar?"""
-        t = np.asarray(t_s, dtype=float)
-        if t.ndim == 0:
-            u = (float(t) + self.spec.phase_s) % self.period_s
-            q, root = self._table.at(u if u <= self.cycle_s else self.period_s - u)
-        elif t.ndim == 1:
-            q, root = self._table(self.playback_time(t))
-        else:
-            raise ValueError(f"t_s must be a scalar or a 1-D array, got shape {t.shape}")
-        R = _rotations(q)
-        return q, R, self.model.forward_kinematics(R, root), t.ndim == 0
-
-    def part_poses(self, t_s) -> np.ndarray:
-        """World pose T_world_part of every part, (P, 4, 4) in `PART_NAMES` order."""
-        _, R, p, scalar = self._state(t_s)
-        T = np.zeros((*R.shape[:2], 4, 4))
-        T[..., :3, :3] = R
-        T[..., :3, 3] = p
-        T[..., 3, 3] = 1.0
-        return T[0] if scalar else T
-
-    def part_pos_quat(self, t_s) -> tuple[np.ndarray, np.ndarray]:
-        """Part positions (P, 3) and unit quaternions (P, 4) in MuJoCo's (w, x, y, z) order."""
-        q, _, p, scalar = self._state(t_s)
-        q = q[..., [3, 0, 1, 2]] / np.linalg.norm(q, axis=-1, keepdims=True)
-        return (p[0], q[0]) if scalar else (p, q)
-
-    def joints_world(self, t_s) -> np.ndarray:
-        """World joint positions, (J, 3) in `JOINT_NAMES` order."""
-        _, R, p, scalar = self._state(t_s)
-        out = self.model.points_world(R, p, self.model.joint_part, self.model.joint_local)
-        return out[0] if scalar else out
-
-    def keypoints_world(self, t_s) -> np.ndarray:
-        """World positions of the 17 COCO keypoints, (17, 3) in `COCO_KEYPOINTS` order."""
-        _, R, p, scalar = self._state(t_s)
-        out = self.model.points_world(R, p, self.model.keypoint_part, self.model.keypoint_local)
-        return out[0] if scalar else out
-
-    def root_pose(self, t_s) -> np.ndarray:
-        """World pose of the pelvis frame, (4, 4)."""
-        _, R, p, scalar = self._state(t_s)
-        T = np.zeros((len(R), 4, 4))
-        T[:, :3, :3] = R[:, 0]
-        T[:, :3, 3] = p[:, 0]
-        T[:, 3, 3] = 1.0
-        return T[0] if scalar else T
-
-
-def motion_for(
-    person: PersonSpec, bvh_loader: Callable[[str], BvhClip] | None = None
-) -> HumanMotion:
-    """The animation of `person`; `bvh_loader(path) -> BvhClip` lets callers cache clips."""
-    # Imported here: gait and bvh build on this module's skeleton.
-    from twinsim.actors import bvh, gait
-
-    model = build_body(person.body)
-    spec = person.motion
-    if spec.kind == "bvh":
-        table = bvh.bvh_table(model, spec, bvh_loader or bvh.load_bvh)
-    else:
-        table = PoseTable.sample(gait.procedural_source(model, spec), spec.cycle_s)
-    return HumanMotion(model, spec, table)
-
-
-def _kronecker(n: int) -> np.ndarray:
-    """First n points of the R3 low-discrepancy sequence in [0, 1)^3 (deterministic, even)."""
-    g = 1.2207440846057596
-    alpha = 1.0 / g ** np.arange(1, 4)
-    return (0.5 + np.arange(1, n + 1)[:, None] * alpha) % 1.0
-
-
-def _geom_area(geom: GeomSpec) -> float:
-    s = geom.size
-    if geom.type == "sphere":
-        return 4 * np.pi * s[0] ** 2
-    if geom.type == "ellipsoid":
-        p = 1.6075  # Thomsen's approximation
-        a, b, c = (x**p for x in s[:3])
-        return 4 * np.pi * ((a * b + a * c + b * c) / 3) ** (1 / p)
-    if geom.type == "box":
-        x, y, z = s[:3]
-        return 8 * (x * y + y * z + z * x)
-    if geom.type == "capsule":
-        return 4 * np.pi * s[0] * s[1] + 4 * np.pi * s[0] ** 2
-    return 4 * np.pi * s[0] * s[1] + 2 * np.pi * s[0] ** 2  # cylinder
-
-
-def _sphere_dirs(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    z = 1.0 - 2.0 * u
-    r = np.sqrt(np.maximum(1.0 - z * z, 0.0))
-    return np.stack([r * np.cos(2 * np.pi * v), r * np.sin(2 * np.pi * v), z], axis=-1)
-
-
-def _geom_surface(geom: GeomSpec, q: np.ndarray) -> np.ndarray:
-    """Points on the surface of `geom` in its own frame from quasi-random samples q (n, 3)."""
-    u, v, w = q.T
-    s = np.asarray(geom.size, dtype=float)
-    if geom.type in ("sphere", "ellipsoid"):
-        semi = np.full(3, s[0]) if geom.type == "sphere" else s[:3]
-        return _sphere_dirs(u, v) * semi
-    if geom.type == "box":
-        face_area = np.array([s[1] * s[2], s[0] * s[2], s[0] * s[1]]).repeat(2)
-        face = np.minimum(np.searchsorted(np.cumsum(face_area) / face_area.sum(), w), 5)
-        axis, sign = face // 2, np.where(face % 2 == 0, 1.0, -1.0)
-        p = np.empty((len(q), 3))
-        a1, a2 = (axis + 1) % 3, (axis + 2) % 3
-        rows = np.arange(len(q))
-        p[rows, axis] = sign * s[axis]
-        p[rows, a1] = (2 * u - 1) * s[a1]
-        p[rows, a2] = (2 * v - 1) * s[a2]
-        return p
-    r, h = s[0], s[1]
-    side = 4 * np.pi * r * h
-    ang = 2 * np.pi * v
-    on_side = w < side / _geom_area(geom)
-    side_pts = np.stack([r * np.cos(ang), r * np.sin(ang), (2 * u - 1) * h], axis=-1)
-    if geom.type == "capsule":
-        d = _sphere_dirs(u, v)
-        end_pts = r * d + np.stack([0 * u, 0 * u, np.sign(d[:, 2]) * h], axis=-1)
-    else:
-        rad = r * np.sqrt(u)
-        end_pts = np.stack([rad * np.cos(ang), rad * np.sin(ang), np.where(w < 0.5, h, -h)], -1)
-    return np.where(on_side[:, None], side_pts, end_pts)
-
-
-def _split(n: int, weights: np.ndarray) -> np.ndarray:
-    """Largest-remainder split of n items proportional to weights."""
-    share = n * weights / weights.sum()
-    counts = np.floor(share).astype(int)
-    counts[np.argsort(-(share - counts), kind="stable")[: n - counts.sum()]] += 1
-    return counts
-
-
-def sample_surface_points(model: HumanModel, n_per_part: int) -> list[np.ndarray]:
-    """Deterministic points on each part's geoms, (n_per_part, 3) in that part's frame.
-
-    Points spread over the geoms in proportion to their area; transform them by
-    `HumanMotion.part_poses(t)` over many t to get the 3D trace of a whole animation.
-    """
-    out = []
-    for part in model.parts:
-        counts = _split(n_per_part, np.array([_geom_area(g) for g in part.geoms]))
-        pts = [
-            _geom_surface(g, _kronecker(c)) @ quat_wxyz_to_matrix(g.quat).T + np.asarray(g.pos)
-            for g, c in zip(part.geoms, counts, strict=True)
-        ]
-        out.append(np.concatenate(pts) if pts else np.zeros((0, 3)))
-    return out
+def __getattr__(name: str):
+    """A moved name from its new module (imported on first use, so no import cycle)."""
+    if name in _MOVED:
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

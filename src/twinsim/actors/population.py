@@ -25,7 +25,7 @@ from twinsim.actors.bvh import BvhClip, load_bvh
 from twinsim.actors.gait import walk_path_length
 from twinsim.actors.human import SEGMENT_NAMES
 from twinsim.config import PeopleConfig
-from twinsim.robots.planner import FreeSpace, build_free_space
+from twinsim.scene.free_space import FloorRegion, FreeSpace, build_free_space
 from twinsim.scene.placement import PlacementResult, TraceMap
 from twinsim.scene.seats import Seat, find_seats
 from twinsim.scene.spec import (
@@ -35,7 +35,6 @@ from twinsim.scene.spec import (
     MaterialSpec,
     ObjectSpec,
     PersonSpec,
-    RoomSpec,
     TextureSpec,
 )
 
@@ -415,7 +414,7 @@ def _motion(
 
 def _candidates(
     cfg: PeopleConfig,
-    rooms: Sequence[RoomSpec],
+    floor: FloorRegion,
     objects: Sequence[ObjectSpec],
     rng: np.random.Generator,
     first_instance_id: int,
@@ -423,9 +422,15 @@ def _candidates(
     """The requested people at their proposed places (none if no floor is free)."""
     if cfg.count == 0:
         return []
-    # obstacles between 5 cm (above rugs) and 1.95 m; door openings join the room rectangles
+    # obstacles between 5 cm (above rugs) and 1.95 m; rooms meet on wall centre lines, so the
+    # walls' own gaps are the doors
     free = build_free_space(
-        rooms, (), objects, flight_height_m=1.0, clearance_m=ROUTE_CLEARANCE_M, clearance_z_m=0.95
+        floor,
+        objects,
+        flight_height_m=1.0,
+        clearance_m=ROUTE_CLEARANCE_M,
+        clearance_z_m=0.95,
+        openings=False,
     )
     floor = _Floor(free, find_seats(objects))
     if not len(floor.spots):
@@ -449,27 +454,29 @@ def _candidates(
 
 def generate_people(
     cfg: PeopleConfig,
-    layout_rooms: Sequence[RoomSpec],
+    floor: FloorRegion,
     objects: Sequence[ObjectSpec],
     rng: np.random.Generator,
     first_instance_id: int,
     placement_fn: PlacementFn,
+    first_person_id: int = 0,
 ) -> PopulationResult:
-    """Draw `cfg.count` people, place them with `placement_fn`, and dress the placed ones.
+    """Draw `cfg.count` people on the free `floor`, place them with `placement_fn`, and dress
+    the placed ones.
 
     Instance ids run body, clothing, body, clothing, … from `first_instance_id` over the
-    placed people, who are named person_0, person_1, … in placement order.
+    placed people, who are numbered and named person_<first_person_id>, … in placement order.
     """
-    candidates = _candidates(cfg, layout_rooms, objects, rng, first_instance_id)
+    candidates = _candidates(cfg, floor, objects, rng, first_instance_id)
     placement = placement_fn(candidates)
     people, materials, textures = [], [], []
     for j, person in enumerate(placement.people):
-        name = f"person_{j}"
+        name = f"person_{first_person_id + j}"
         wardrobe = _Wardrobe(name, rng)
         people.append(
             person.model_copy(
                 update={
-                    "person_id": j,
+                    "person_id": first_person_id + j,
                     "name": name,
                     "body_instance_id": first_instance_id + 2 * j,
                     "clothing_instance_id": first_instance_id + 2 * j + 1,

@@ -1,4 +1,4 @@
-"""CLI commands beyond the core ones in `twinsim.cli`, one module each.
+"""The `twinsim …` commands, one module per command or family of commands.
 
 Every module here (except `common`) defines `register(app)`, which adds its command(s) to the
 typer app; `twinsim.cli` discovers them, so a new command touches no shared file.

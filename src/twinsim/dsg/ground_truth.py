@@ -24,7 +24,8 @@ from twinsim.dsg.errors import DsgError
 from twinsim.dsg.mesh import scene_mesh, to_spark_mesh
 from twinsim.dsg.places import Places, free_grid, sample_places
 from twinsim.dsg.tracks import AgentTrack, sequence_tracks
-from twinsim.scene.spec import ObjectSpec, SceneSpec, geom_local_box
+from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
+from twinsim.scene.spec import ObjectSpec, SceneSpec
 from twinsim.scene.vocabulary import CLASS_ID
 from twinsim.sequence.layout import SCENE
 from twinsim.sequence.reader import open_sequence
@@ -45,17 +46,9 @@ def _quat(R: np.ndarray) -> dsg.Quaternion:
 
 def object_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Oriented box of an object: world centre (3,), half extents (3,) in its frame, R_world_obj."""
-    R_obj = Rotation.from_quat(obj.quat, scalar_first=True).as_matrix()
-    corners = []
-    signs = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T
-    for geom in obj.geoms:
-        _, half = geom_local_box(geom)
-        R_geom = Rotation.from_quat(geom.quat, scalar_first=True).as_matrix()
-        corners.append((signs * half) @ R_geom.T + np.asarray(geom.pos))
-    pts = np.concatenate(corners)
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
-    centre = np.asarray(obj.pos) + R_obj @ ((lo + hi) / 2)
-    return centre, (hi - lo) / 2, R_obj
+    R_obj = quat_wxyz_to_matrix(obj.quat)
+    centre, half = geoms_box(obj.geoms)
+    return np.asarray(obj.pos) + R_obj @ centre, half, R_obj
 
 
 def _box(centre, half, R) -> dsg.BoundingBox:

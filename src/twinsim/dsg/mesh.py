@@ -12,8 +12,8 @@ import itertools
 
 import numpy as np
 import spark_dsg as dsg
-from scipy.spatial.transform import Rotation
 
+from twinsim.geometry import quat_wxyz_to_matrix
 from twinsim.scene.spec import GeomSpec, SceneSpec
 from twinsim.scene.vocabulary import CLASS_ID
 
@@ -99,10 +99,10 @@ def scene_mesh(scene: SceneSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for obj in scene.objects:
         if obj.dynamic:
             continue
-        R_obj = Rotation.from_quat(obj.quat, scalar_first=True).as_matrix()
+        R_obj = quat_wxyz_to_matrix(obj.quat)
         for geom in obj.geoms:
             v, f = _local(geom)
-            R_geom = Rotation.from_quat(geom.quat, scalar_first=True).as_matrix()
+            R_geom = quat_wxyz_to_matrix(geom.quat)
             world = (v @ R_geom.T + np.asarray(geom.pos)) @ R_obj.T + np.asarray(obj.pos)
             verts.append(world)
             faces.append(f + base)

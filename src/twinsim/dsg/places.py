@@ -1,7 +1,7 @@
 """Places: free-space nodes sampled from the floor plan's distance field, with traversable edges.
 
 The free space is the floor plan's rooms and door openings minus every static obstacle whose
-height range overlaps the band an agent occupies (`twinsim.robots.planner.build_free_space`);
+height range overlaps the band an agent occupies (`twinsim.scene.free_space.build_free_space`);
 its distance transform gives each grid cell's clearance. A place is the cell of largest
 clearance in each `spacing_m` block (a sampled medial axis, like Kimera's GVD places), plus one
 place in every door opening; two places are joined when the straight segment between them keeps
@@ -17,7 +17,7 @@ import numpy as np
 from scipy import ndimage
 from scipy.spatial import cKDTree
 
-from twinsim.robots.planner import FreeSpace, build_free_space
+from twinsim.scene.free_space import FreeSpace, build_free_space, floor_region
 from twinsim.scene.spec import SceneSpec
 
 AGENT_HEIGHT_M = 1.0  # centre of the band agents occupy: 0.2–1.8 m above the floor
@@ -72,8 +72,7 @@ class Places:
 def free_grid(scene: SceneSpec, cell_m: float = 0.05) -> FreeGrid:
     """The clearance grid of a scene's floor plan in the agents' height band."""
     space: FreeSpace = build_free_space(
-        scene.rooms,
-        scene.doors,
+        floor_region(scene),
         scene.objects,
         flight_height_m=AGENT_HEIGHT_M,
         clearance_m=0.0,

@@ -9,7 +9,8 @@ walls reach the ceiling and doors are the only openings). A shadow needs the geo
 shadow-casting light (in the light's cone and in a room the light reaches the same way) and
 the shadow, followed down to the floor, in view. Every test is conservative, so images are
 identical to drawing everything (a test checks pixels, depth and ids). With reflections on, a
-mirror can show what is out of view, so the renderer culls nothing then.
+mirror can show what is out of view, so the renderer culls nothing then; nor does it in a
+world without rooms (a hall with no portals), where every actor is drawn.
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ class ActorCulling:
 
     def __init__(self, model: mujoco.MjModel, scene: SceneSpec, actor_geoms: np.ndarray) -> None:
         self.geoms = np.asarray(actor_geoms, dtype=int)
+        self.enabled = bool(scene.rooms)  # portal culling needs rooms; without, draw everything
         self._rbound = model.geom_rbound[self.geoms].copy()
         self._rooms = RoomVisibility(scene)
         self._shadow_lights = np.flatnonzero(model.light_castshadow)
@@ -151,9 +153,10 @@ class ActorCulling:
     def hidden(
         self, model: mujoco.MjModel, data: mujoco.MjData, cam_id: int, aspect: float
     ) -> np.ndarray:
-        """Model geom ids that neither appear in camera `cam_id` nor shadow anything it sees."""
-        if len(self.geoms) == 0:
-            return self.geoms
+        """Model geom ids that neither appear in camera `cam_id` nor shadow anything it sees
+        (none in a world without rooms)."""
+        if len(self.geoms) == 0 or not self.enabled:
+            return self.geoms[:0]
         centers, radii = data.geom_xpos[self.geoms], self._rbound
         tan_y = np.tan(np.deg2rad(model.cam_fovy[cam_id]) / 2) * _FRUSTUM_MARGIN
         eye = data.cam_xpos[cam_id]

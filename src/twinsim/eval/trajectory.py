@@ -8,6 +8,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from twinsim.errors import TwinsimError
+from twinsim.sequence.poses import rows_to_poses
 
 
 class TrajectoryError(TwinsimError):
@@ -38,11 +39,7 @@ class Trajectory:
     @property
     def poses(self) -> np.ndarray:
         """(N, 4, 4) float64 transforms."""
-        poses = np.zeros((len(self), 4, 4))
-        poses[:, :3, :3] = Rotation.from_quat(self.quat_xyzw).as_matrix()
-        poses[:, :3, 3] = self.xyz
-        poses[:, 3, 3] = 1.0
-        return poses
+        return rows_to_poses(np.concatenate([self.xyz, self.quat_xyzw], axis=1))
 
     def to_evo(self):
         """An `evo.core.trajectory.PoseTrajectory3D` built exactly as evo's own readers do."""

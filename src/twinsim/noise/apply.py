@@ -22,6 +22,7 @@ from twinsim.noise.lidar import lidar_noise
 from twinsim.noise.motion import PoseSpline
 from twinsim.noise.profiles import NoiseError, NoiseProfile
 from twinsim.noise.rgb import add_rgb_noise, frame_draws, readout_draw
+from twinsim.replay.frame_source import frame_source
 from twinsim.sensors.spline_imu import POSE_STREAM, sequence_spline_imu
 from twinsim.sequence import (
     ImuData,
@@ -241,7 +242,7 @@ def _write_camera(seq, writer, stream, profile: NoiseProfile, seed: int, draws: 
     frames_drawn = []
     writer.add_camera(stream)
     # masks, poses and boxes are copied as they are; only the noisy images are written anew
-    source = cam.frame_source(colour=False)
+    source = frame_source(cam, colour=False)
     for frame in cam:
         rgb = depth = None
         if rgb_on:

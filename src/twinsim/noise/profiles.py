@@ -14,6 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from twinsim.configmodel import format_validation_error
 from twinsim.errors import TwinsimError
 
 
@@ -242,12 +243,7 @@ def resolve_profile(name: str, overrides: Sequence[str] = ()) -> NoiseProfile:
     try:
         return NoiseProfile.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
-        message = err["msg"].removeprefix("Value error, ")
-        value: object = data
-        for part in err["loc"]:
-            value = value.get(part) if isinstance(value, dict) else value
-        if isinstance(value, dict):
-            raise NoiseError(f"noise parameters {where}: {message}") from None
-        raise NoiseError(f"noise parameter {where}={value!r}: {message}") from None
+        value = exc.errors()[0]["input"]
+        got = "" if isinstance(value, dict) else f" (got {value!r})"
+        message = format_validation_error(exc, NoiseProfile, data, what="noise parameter")
+        raise NoiseError(f"noise profile {name!r}: {message}{got}") from None

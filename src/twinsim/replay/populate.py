@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsim.actors.flying import generate_flying_objects
-from twinsim.actors.population import generate_people
+from twinsim.assemble import make_actors
 from twinsim.config import FlyingObjectsConfig, PeopleConfig
-from twinsim.scene.placement import place_people
-from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec, SceneSpec
+from twinsim.scene.spec import GeomSpec, ObjectSpec, SceneSpec
 
 PATH_CLEARANCE_M = 0.6  # half width of the column kept free around the robot's path
 COLUMN_STEP_M = 0.25
@@ -40,24 +38,6 @@ def _columns(iid: int, name: str, xy: np.ndarray, half: float, height: float) ->
     return ObjectSpec(instance_id=iid, name=name, semantic_class="wall", pos=(0, 0, 0), geoms=geoms)
 
 
-def _renamed(person: PersonSpec, old: str, new: str) -> PersonSpec:
-    """The person named `new`, its material names (`mat_<old>_<part>`) renamed to match."""
-    body = person.body.model_copy(
-        update={
-            field: getattr(person.body, field).replace(f"_{old}_", f"_{new}_")
-            for field in (
-                "skin_material",
-                "shirt_material",
-                "pants_material",
-                "shoes_material",
-                "hair_material",
-            )
-            if getattr(person.body, field) is not None
-        }
-    )
-    return person.model_copy(update={"body": body, "name": new})
-
-
 def add_actors(
     scene: SceneSpec,
     robot_xy: np.ndarray,
@@ -70,71 +50,18 @@ def add_actors(
 
     Returns the scene and how many of the requested people could be placed.
     """
-    next_id = max(r["instance_id"] for r in scene.instance_table()) + 1
-    people, materials, textures = list(scene.people), list(scene.materials), list(scene.textures)
-    placed = 0
-    if people_cfg.count:
-        h = scene.wall_height
-        obstacles = [*scene.objects, _columns(65535, "robot_path", robot_xy, PATH_CLEARANCE_M, h)]
-        result = generate_people(
-            people_cfg,
-            scene.rooms,
-            scene.objects,
-            rng,
-            next_id,
-            placement_fn=lambda candidates: place_people(
-                candidates,
-                obstacles,
-                scene.rooms,
-                h,
-                total_s,
-                rng,
-                people_cfg.placement_attempts,
-                people_cfg.max_trace_intersections,
-                occupied=scene.people,
-            ),
-        )
-        first_pid = max((p.person_id for p in scene.people), default=-1) + 1
-        renames = {}
-        for j, person in enumerate(result.people):
-            pid = first_pid + j
-            old, new = f"person_{j}", f"person_{pid}"
-            renames[old] = new
-            people.append(_renamed(person, old, new).model_copy(update={"person_id": pid}))
-
-        def rename(name: str) -> str:
-            for old, new in renames.items():
-                if f"_{old}_" in name:
-                    return name.replace(f"_{old}_", f"_{new}_")
-            return name
-
-        materials += [
-            m.model_copy(
-                update={"name": rename(m.name), "texture": m.texture and rename(m.texture)}
-            )
-            for m in result.materials
-        ]
-        textures += [t.model_copy(update={"name": rename(t.name)}) for t in result.textures]
-        next_id += 2 * result.placed
-        placed = result.placed
-    flying = list(scene.flying_objects)
-    if flying_cfg.count:
-        objects, mats = generate_flying_objects(
-            flying_cfg,
-            scene.bounds_min,
-            scene.bounds_max,
-            scene.rooms,
-            total_s,
-            rng,
-            next_id,
-            name_prefix="added",
-        )
-        flying += objects
-        materials += mats
-    update = {
-        "people": tuple(people),
-        "flying_objects": tuple(flying),
-        "materials": tuple(materials),
-        "textures": tuple(textures),
-    }
-    return scene.model_copy(update=update), placed
+    path = _columns(65535, "robot_path", robot_xy, PATH_CLEARANCE_M, scene.wall_height)
+    actors = make_actors(
+        scene,
+        people_cfg,
+        flying_cfg,
+        total_s,
+        rng,
+        rng,
+        max(r["instance_id"] for r in scene.instance_table()) + 1,
+        obstacles=(*scene.objects, path),
+        occupied=scene.people,
+        first_person_id=max((p.person_id for p in scene.people), default=-1) + 1,
+        name_prefix="added",
+    )
+    return actors.into(scene), actors.placed

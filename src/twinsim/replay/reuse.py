@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from twinsim._version import __version__
 from twinsim.config import TwinsimConfig
+from twinsim.replay.frame_source import FrameSource, frame_source
 from twinsim.replay.source import ReplaySource
 from twinsim.replay.variations import ReplayMode
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.exposure import has_exposure_effects
 from twinsim.sequence import open_sequence
-from twinsim.sequence.frames import FrameSource
 
 
 def _geometry(scene: SceneSpec) -> SceneSpec:
@@ -67,5 +67,5 @@ def reusable_cameras(
             continue
         if not colour and has_exposure_effects(cam):
             continue
-        reused[cam.name] = sequence.camera(cam.name).frame_source(colour)
+        reused[cam.name] = frame_source(sequence.camera(cam.name), colour)
     return reused

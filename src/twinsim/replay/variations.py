@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from twinsim.configmodel import format_validation_error
 from twinsim.errors import ConfigError
 
 
@@ -118,22 +119,14 @@ ADVERSITY: dict[Adversity, dict[str, float]] = {
 }
 
 
-def _format(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "variations"
-    msg = err["msg"].removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
-        fields = ", ".join(Variations.model_fields)
-        return f"unknown variation {where!r}; allowed: {fields}"
-    return f"variation {where}: {msg}"
-
-
-def parse_variations(data: dict) -> Variations:
-    """Validate a mapping into `Variations`; `ConfigError` with a one-line reason if bad."""
+def parse_variations(data: dict, source: str = "") -> Variations:
+    """Validate a mapping into `Variations`; `ConfigError` with a one-line reason if bad,
+    after `source` (the file it came from) when given."""
     try:
         return Variations.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format(exc)) from None
+        message = format_validation_error(exc, Variations, data, what="variation")
+        raise ConfigError(f"{source}: {message}" if source else message) from None
 
 
 def load_variations(path: str | Path) -> Variations:
@@ -147,7 +140,7 @@ def load_variations(path: str | Path) -> Variations:
         raise ConfigError(f"variations file {str(path)!r} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"variations file {str(path)!r} must be a mapping at the top level")
-    return parse_variations(data)
+    return parse_variations(data, f"variations file {str(path)!r}")
 
 
 def merge_variations(base: Variations, override: dict) -> Variations:

@@ -12,13 +12,11 @@ door and a lintel above it; a "door_frame" trim lines each opening. Ceiling ligh
 
 from __future__ import annotations
 
-import colorsys
-from dataclasses import dataclass
-
 import numpy as np
 
-from twinsim.config import SceneConfig
-from twinsim.scene.furniture import Palette, Placement, ceiling_lamp, furnish_room, yaw_quat
+from twinsim.scene.apartment_generator import ApartmentConfig
+from twinsim.scene.furniture import Palette, Placement, ceiling_lamp, furnish_room
+from twinsim.scene.generators import Layout
 from twinsim.scene.layout import (
     WALL_THICKNESS,
     FloorPlan,
@@ -28,21 +26,8 @@ from twinsim.scene.layout import (
     room_rect,
     wall_pieces,
 )
-from twinsim.scene.spec import (
-    RGB,
-    DoorSpec,
-    GeomSpec,
-    LightSpec,
-    MaterialSpec,
-    ObjectSpec,
-    RobotSpec,
-    RoomSpec,
-    SceneSpec,
-    SensorSpec,
-    TextureKind,
-    TextureSpec,
-    Vec3,
-)
+from twinsim.scene.parts import MaterialBook, ObjectList, box, hsv, r3, shift
+from twinsim.scene.spec import DoorSpec, GeomSpec, LightSpec, RoomSpec
 
 FLOOR_THICKNESS = 0.05
 CEILING_THICKNESS = 0.05
@@ -51,122 +36,11 @@ FRAME_WIDTH = 0.04
 FRAME_PROUD = 0.015
 
 
-@dataclass(frozen=True)
-class ApartmentLayout:
-    """Everything the apartment generator decided, ready to go into a `SceneSpec`."""
-
-    rooms: tuple[RoomSpec, ...]
-    doors: tuple[DoorSpec, ...]
-    objects: tuple[ObjectSpec, ...]
-    textures: tuple[TextureSpec, ...]
-    materials: tuple[MaterialSpec, ...]
-    lights: tuple[LightSpec, ...]
-    wall_height: float
-    bounds_min: Vec3
-    bounds_max: Vec3
-
-    def to_scene(
-        self, seed: int, robot: RobotSpec, sensors: tuple[SensorSpec, ...] = ()
-    ) -> SceneSpec:
-        """The complete `SceneSpec` of this apartment with a robot and its sensors."""
-        return SceneSpec(
-            seed=seed,
-            wall_height=self.wall_height,
-            bounds_min=self.bounds_min,
-            bounds_max=self.bounds_max,
-            rooms=self.rooms,
-            doors=self.doors,
-            objects=self.objects,
-            textures=self.textures,
-            materials=self.materials,
-            lights=self.lights,
-            robot=robot,
-            sensors=sensors,
-        )
+ApartmentLayout = Layout  # the apartment's layout: rooms and doors always present
 
 
-def _r3(v: float) -> float:
-    return round(float(v), 3)
-
-
-def _hsv(
-    rng: np.random.Generator, h: tuple[float, float], s: tuple[float, float], v: tuple[float, float]
-) -> RGB:
-    """A random colour from hue (degrees), saturation and value ranges."""
-    hue = (rng.uniform(*h) % 360.0) / 360.0
-    rgb = colorsys.hsv_to_rgb(hue, rng.uniform(*s), rng.uniform(*v))
-    return (_r3(rgb[0]), _r3(rgb[1]), _r3(rgb[2]))
-
-
-def _shift(c: RGB, factor: float) -> RGB:
-    """The colour made lighter (factor > 1) or darker (< 1), clipped to [0, 1]."""
-    return (
-        _r3(min(1.0, c[0] * factor)),
-        _r3(min(1.0, c[1] * factor)),
-        _r3(min(1.0, c[2] * factor)),
-    )
-
-
-class _Materials:
-    """Collects uniquely named textures and materials; every random choice comes from `rng`."""
-
-    def __init__(self, rng: np.random.Generator, texture_size: int) -> None:
-        self.rng = rng
-        self.size = texture_size
-        self.textures: list[TextureSpec] = []
-        self.materials: list[MaterialSpec] = []
-
-    def textured(
-        self,
-        name: str,
-        kind: TextureKind,
-        colors: tuple[RGB, RGB],
-        span_m: float,
-        reflectance: float = 0.0,
-        params: dict[str, float] | None = None,
-    ) -> str:
-        """A material showing a procedural texture whose one tile spans `span_m` metres."""
-        rng = self.rng
-        tex = TextureSpec(
-            name=f"tex_{name}",
-            kind=kind,
-            seed=int(rng.integers(0, 2**31 - 1)),
-            size=self.size,
-            color_a=colors[0],
-            color_b=colors[1],
-            params=params or {},
-        )
-        rep = _r3(1.0 / span_m)
-        mat = MaterialSpec(
-            name=f"mat_{name}",
-            texture=tex.name,
-            specular=_r3(rng.uniform(0.05, 0.5)),
-            shininess=_r3(rng.uniform(0.05, 0.6)),
-            reflectance=_r3(reflectance),
-            texrepeat=(rep, rep),
-            texuniform=True,
-        )
-        self.textures.append(tex)
-        self.materials.append(mat)
-        return mat.name
-
-    def plain(self, name: str, rgb: RGB, reflectance: float = 0.0, glossy: bool = False) -> str:
-        """An untextured material of one colour."""
-        rng = self.rng
-        lo = 0.4 if glossy else 0.05
-        mat = MaterialSpec(
-            name=f"mat_{name}",
-            rgba=(*rgb, 1.0),
-            specular=_r3(rng.uniform(lo, lo + 0.4)),
-            shininess=_r3(rng.uniform(lo, lo + 0.4)),
-            reflectance=_r3(reflectance),
-        )
-        self.materials.append(mat)
-        return mat.name
-
-    def wood_colors(self) -> tuple[RGB, RGB]:
-        base = _hsv(self.rng, (18, 40), (0.35, 0.7), (0.35, 0.8))
-        return base, _shift(base, self.rng.uniform(1.2, 1.5))
+class _Materials(MaterialBook):
+    """The apartment's material choices: floors and walls by room type, furniture palettes."""
 
     def floor(self, room: RoomSpec) -> str:
         """Wood, tiles or carpet depending on the room type."""
@@ -178,15 +52,15 @@ class _Materials:
         if u < p_tiles.get(room.type, 0.0):
             tile = rng.uniform(0.1, 0.2) if room.type == "bathroom" else rng.uniform(0.25, 0.45)
             n = int(rng.integers(3, 7))
-            a = _hsv(rng, (0, 360), (0.0, 0.3), (0.45, 0.95))
-            b = _hsv(rng, (0, 360), (0.0, 0.4), (0.3, 0.9))
-            params = {"tiles": float(n), "grout": _r3(rng.uniform(0.03, 0.08))}
+            a = hsv(rng, (0, 360), (0.0, 0.3), (0.45, 0.95))
+            b = hsv(rng, (0, 360), (0.0, 0.4), (0.3, 0.9))
+            params = {"tiles": float(n), "grout": r3(rng.uniform(0.03, 0.08))}
             return self.textured(name, "tiles", (a, b), n * tile, rng.uniform(0.05, 0.3), params)
         if u < p_tiles.get(room.type, 0.0) + p_carpet.get(room.type, 0.0):
-            a = _hsv(rng, (0, 360), (0.1, 0.5), (0.25, 0.7))
-            return self.textured(name, "carpet", (a, _shift(a, 1.3)), rng.uniform(0.4, 0.7))
+            a = hsv(rng, (0, 360), (0.1, 0.5), (0.25, 0.7))
+            return self.textured(name, "carpet", (a, shift(a, 1.3)), rng.uniform(0.4, 0.7))
         plank = rng.uniform(0.12, 0.2)
-        params = {"planks": 4.0, "rings": _r3(rng.uniform(4.0, 10.0))}
+        params = {"planks": 4.0, "rings": r3(rng.uniform(4.0, 10.0))}
         return self.textured(
             name, "wood", self.wood_colors(), 4 * plank, rng.uniform(0.0, 0.15), params
         )
@@ -198,16 +72,16 @@ class _Materials:
         u = rng.uniform()
         if room.type in ("bathroom", "kitchen") and u < 0.5:
             n = int(rng.integers(4, 9))
-            a = _hsv(rng, (0, 360), (0.0, 0.35), (0.6, 0.95))
-            params = {"tiles": float(n), "grout": 0.05, "marble": _r3(rng.uniform(0.0, 0.6))}
+            a = hsv(rng, (0, 360), (0.0, 0.35), (0.6, 0.95))
+            params = {"tiles": float(n), "grout": 0.05, "marble": r3(rng.uniform(0.0, 0.6))}
             return self.textured(
-                name, "tiles", (a, _shift(a, 0.85)), n * rng.uniform(0.1, 0.2), 0.0, params
+                name, "tiles", (a, shift(a, 0.85)), n * rng.uniform(0.1, 0.2), 0.0, params
             )
         if u < 0.6:
-            a = _hsv(rng, (0, 360), (0.0, 0.15), (0.75, 0.95))
-            return self.textured(name, "plaster", (a, _shift(a, 0.9)), rng.uniform(0.6, 1.2))
-        a = _hsv(rng, (0, 360), (0.05, 0.3), (0.65, 0.95))
-        b = _hsv(rng, (0, 360), (0.2, 0.6), (0.25, 0.6))
+            a = hsv(rng, (0, 360), (0.0, 0.15), (0.75, 0.95))
+            return self.textured(name, "plaster", (a, shift(a, 0.9)), rng.uniform(0.6, 1.2))
+        a = hsv(rng, (0, 360), (0.05, 0.3), (0.65, 0.95))
+        b = hsv(rng, (0, 360), (0.2, 0.6), (0.25, 0.6))
         params = {
             "motifs": float(2 * int(rng.integers(1, 4))),
             "stripes": float(rng.integers(0, 2) * rng.integers(2, 6)),
@@ -224,13 +98,13 @@ class _Materials:
             self.wood_colors(),
             rng.uniform(0.5, 0.9),
             rng.uniform(0.0, 0.1) if rng.uniform() < 0.3 else 0.0,
-            {"planks": float(rng.integers(2, 6)), "rings": _r3(rng.uniform(4.0, 12.0))},
+            {"planks": float(rng.integers(2, 6)), "rings": r3(rng.uniform(4.0, 12.0))},
         )
-        fa = _hsv(rng, (0, 360), (0.15, 0.7), (0.35, 0.85))
+        fa = hsv(rng, (0, 360), (0.15, 0.7), (0.35, 0.85))
         fabric = self.textured(
             f"fabric_{room.name}",
             "fabric",
-            (fa, _hsv(rng, (0, 360), (0.1, 0.6), (0.35, 0.9))),
+            (fa, hsv(rng, (0, 360), (0.1, 0.6), (0.35, 0.9))),
             rng.uniform(0.15, 0.3),
             0.0,
             {
@@ -241,10 +115,10 @@ class _Materials:
         )
         refl = rng.uniform(0.0, 0.3) if rng.uniform() < 0.3 else 0.0
         paint = self.plain(
-            f"paint_{room.name}", _hsv(rng, (0, 360), (0.0, 0.6), (0.3, 0.95)), refl, glossy=True
+            f"paint_{room.name}", hsv(rng, (0, 360), (0.0, 0.6), (0.3, 0.95)), refl, glossy=True
         )
-        ra = _hsv(rng, (0, 360), (0.2, 0.7), (0.3, 0.75))
-        rb = _hsv(rng, (0, 360), (0.1, 0.5), (0.4, 0.9))
+        ra = hsv(rng, (0, 360), (0.2, 0.7), (0.3, 0.75))
+        rb = hsv(rng, (0, 360), (0.1, 0.5), (0.4, 0.9))
         if rng.uniform() < 0.5:
             rug = self.textured(f"rug_{room.name}", "carpet", (ra, rb), rng.uniform(0.3, 0.6))
         else:
@@ -273,70 +147,25 @@ class _Materials:
         rng = self.rng
         out = {
             "metal": self.plain(
-                "metal", _hsv(rng, (0, 360), (0.0, 0.05), (0.55, 0.8)), rng.uniform(0.1, 0.3), True
+                "metal", hsv(rng, (0, 360), (0.0, 0.05), (0.55, 0.8)), rng.uniform(0.1, 0.3), True
             ),
             "ceramic": self.plain(
                 "ceramic",
-                _hsv(rng, (0, 360), (0.0, 0.05), (0.88, 0.97)),
+                hsv(rng, (0, 360), (0.0, 0.05), (0.88, 0.97)),
                 rng.uniform(0.15, 0.3),
                 True,
             ),
             "dark": self.plain(
-                "dark", _hsv(rng, (0, 360), (0.0, 0.1), (0.03, 0.12)), rng.uniform(0.0, 0.2), True
+                "dark", hsv(rng, (0, 360), (0.0, 0.1), (0.03, 0.12)), rng.uniform(0.0, 0.2), True
             ),
-            "foliage": self.plain("foliage", _hsv(rng, (80, 150), (0.4, 0.8), (0.2, 0.5))),
-            "pot": self.plain("pot", _hsv(rng, (10, 30), (0.4, 0.7), (0.35, 0.7))),
-            "soil": self.plain("soil", _hsv(rng, (20, 35), (0.4, 0.6), (0.1, 0.2))),
-            "shade": self.plain("shade", _hsv(rng, (30, 60), (0.05, 0.25), (0.85, 1.0))),
+            "foliage": self.plain("foliage", hsv(rng, (80, 150), (0.4, 0.8), (0.2, 0.5))),
+            "pot": self.plain("pot", hsv(rng, (10, 30), (0.4, 0.7), (0.35, 0.7))),
+            "soil": self.plain("soil", hsv(rng, (20, 35), (0.4, 0.6), (0.1, 0.2))),
+            "shade": self.plain("shade", hsv(rng, (30, 60), (0.05, 0.25), (0.85, 1.0))),
         }
         for k in range(5):
-            out[f"book{k}"] = self.plain(f"book{k}", _hsv(rng, (0, 360), (0.3, 0.9), (0.2, 0.85)))
+            out[f"book{k}"] = self.plain(f"book{k}", hsv(rng, (0, 360), (0.3, 0.9), (0.2, 0.85)))
         return out
-
-
-class _Objects:
-    """Hands out instance ids 1, 2, 3, … in creation order."""
-
-    def __init__(self) -> None:
-        self.items: list[ObjectSpec] = []
-
-    def add(
-        self,
-        name: str,
-        cls: str,
-        pos: tuple[float, float, float],
-        geoms: list[GeomSpec] | tuple[GeomSpec, ...],
-        room_id: int | None,
-        yaw: float = 0.0,
-    ) -> None:
-        self.items.append(
-            ObjectSpec(
-                instance_id=len(self.items) + 1,
-                name=name,
-                semantic_class=cls,
-                room_id=room_id,
-                pos=(_r4(pos[0]), _r4(pos[1]), _r4(pos[2])),
-                quat=yaw_quat(yaw),
-                geoms=tuple(geoms),
-            )
-        )
-
-
-def _r4(v: float) -> float:
-    """Round to 0.1 mm: exact for structure, whose edges all lie on a 5 mm grid."""
-    return round(float(v), 4)
-
-
-def _box(
-    center: tuple[float, float, float], half: tuple[float, float, float], mat: str
-) -> GeomSpec:
-    """A structure box; centre and half size stay exact so neighbouring boxes meet, not overlap."""
-    return GeomSpec(
-        type="box",
-        size=tuple(_r4(h) for h in half),
-        pos=(_r4(center[0]), _r4(center[1]), _r4(center[2])),
-        material=mat,
-    )
 
 
 def _wall_geoms(piece: WallPiece, height: float, mats: tuple[str, str]) -> list[GeomSpec]:
@@ -358,9 +187,9 @@ def _wall_geoms(piece: WallPiece, height: float, mats: tuple[str, str]) -> list[
             along, half_along = (s0 + s1) / 2 - mid, (s1 - s0) / 2
             zc, hz = (z0 + z1) / 2, (z1 - z0) / 2
             if piece.axis == "x":
-                geoms.append(_box((along, offset, zc), (half_along, q, hz), mat))
+                geoms.append(box((along, offset, zc), (half_along, q, hz), mat))
             else:
-                geoms.append(_box((offset, along, zc), (q, half_along, hz), mat))
+                geoms.append(box((offset, along, zc), (q, half_along, hz), mat))
     return geoms
 
 
@@ -377,9 +206,9 @@ def _door_frame_geoms(door: DoorSpec, mat: str) -> list[GeomSpec]:
     geoms = []
     for (along, zc), (half_along, hz) in parts:
         if door.axis == "x":
-            geoms.append(_box((along, 0.0, zc), (half_along, half_across, hz), mat))
+            geoms.append(box((along, 0.0, zc), (half_along, half_across, hz), mat))
         else:
-            geoms.append(_box((0.0, along, zc), (half_across, half_along, hz), mat))
+            geoms.append(box((0.0, along, zc), (half_across, half_along, hz), mat))
     return geoms
 
 
@@ -402,7 +231,7 @@ def _light_spots(rects: list[Rect], n_lights: int) -> list[tuple[int, float, flo
 
 
 def _lights(
-    plan: FloorPlan, cfg: SceneConfig, height: float, rng: np.random.Generator
+    plan: FloorPlan, cfg: ApartmentConfig, height: float, rng: np.random.Generator
 ) -> list[tuple[int, LightSpec]]:
     """Ceiling spot lights pointing down; only the first (in the largest room) casts shadows."""
     lo, hi = min(cfg.min_lights, MAX_LIGHTS), min(cfg.max_lights, MAX_LIGHTS)
@@ -413,15 +242,15 @@ def _lights(
     for k, (room_id, x, y) in enumerate(_light_spots(rects, n)):
         tint = tints[int(rng.integers(len(tints)))]
         level = rng.uniform(0.4, 0.8)
-        r, g, b = (_r3(np.clip(level * t, 0.3, 0.8)) for t in tint)
-        spec = _r3(rng.uniform(0.1, 0.3))
-        amb = _r3(rng.uniform(0.02, 0.05))
+        r, g, b = (r3(np.clip(level * t, 0.3, 0.8)) for t in tint)
+        spec = r3(rng.uniform(0.1, 0.3))
+        amb = r3(rng.uniform(0.02, 0.05))
         light = LightSpec(
             name=f"light_{k}",
             pos=(
-                _r3(x + rng.uniform(-0.2, 0.2)),
-                _r3(y + rng.uniform(-0.2, 0.2)),
-                _r3(height - 0.1),
+                r3(x + rng.uniform(-0.2, 0.2)),
+                r3(y + rng.uniform(-0.2, 0.2)),
+                r3(height - 0.1),
             ),
             dir=(0.0, 0.0, -1.0),
             diffuse=(r, g, b),
@@ -429,28 +258,28 @@ def _lights(
             ambient=(amb, amb, amb),
             directional=False,
             castshadow=k == 0,
-            attenuation=(1.0, _r3(rng.uniform(0.0, 0.1)), _r3(rng.uniform(0.02, 0.08))),
-            cutoff_deg=_r3(rng.uniform(60.0, 90.0)),
-            exponent=_r3(rng.uniform(0.0, 2.0)),
+            attenuation=(1.0, r3(rng.uniform(0.0, 0.1)), r3(rng.uniform(0.02, 0.08))),
+            cutoff_deg=r3(rng.uniform(60.0, 90.0)),
+            exponent=r3(rng.uniform(0.0, 2.0)),
         )
         out.append((room_id, light))
     return out
 
 
-def generate_apartment(cfg: SceneConfig, rng: np.random.Generator) -> ApartmentLayout:
+def generate_apartment(cfg: ApartmentConfig, rng: np.random.Generator) -> ApartmentLayout:
     """Generate a furnished, lit apartment from the scene config, drawing only from `rng`."""
     n_rooms = int(rng.integers(cfg.min_rooms, cfg.max_rooms + 1))
     plan = generate_floor_plan(n_rooms, rng)
     height = cfg.wall_height_m
     mats = _Materials(rng, cfg.texture_size)
-    objs = _Objects()
+    objs = ObjectList()
     rects = [room_rect(r) for r in plan.rooms]
 
     ceiling = mats.textured(
         "ceiling", "plaster", ((0.95, 0.95, 0.93), (0.88, 0.88, 0.86)), rng.uniform(0.8, 1.2)
     )
     exterior = mats.plain("exterior", (0.6, 0.6, 0.6))
-    frame = mats.plain("door_frame", _hsv(rng, (0, 360), (0.0, 0.2), (0.5, 0.95)), glossy=True)
+    frame = mats.plain("door_frame", hsv(rng, (0, 360), (0.0, 0.2), (0.5, 0.95)), glossy=True)
     floor_mats = [mats.floor(room) for room in plan.rooms]
     wall_mats = [mats.wall(room) for room in plan.rooms]
     shared = mats.shared()
@@ -464,14 +293,14 @@ def generate_apartment(cfg: SceneConfig, rng: np.random.Generator) -> ApartmentL
             f"floor_{room.name}",
             "floor",
             (cx, cy, 0.0),
-            [_box((0, 0, -FLOOR_THICKNESS / 2), (*half, FLOOR_THICKNESS / 2), floor_mats[i])],
+            [box((0, 0, -FLOOR_THICKNESS / 2), (*half, FLOOR_THICKNESS / 2), floor_mats[i])],
             i,
         )
         objs.add(
             f"ceiling_{room.name}",
             "ceiling",
             (cx, cy, height),
-            [_box((0, 0, CEILING_THICKNESS / 2), (*half, CEILING_THICKNESS / 2), ceiling)],
+            [box((0, 0, CEILING_THICKNESS / 2), (*half, CEILING_THICKNESS / 2), ceiling)],
             i,
         )
 
@@ -550,6 +379,6 @@ def generate_apartment(cfg: SceneConfig, rng: np.random.Generator) -> ApartmentL
         materials=tuple(mats.materials),
         lights=tuple(light for _, light in lights),
         wall_height=height,
-        bounds_min=(_r3(fp.x0 - t), _r3(fp.y0 - t), -FLOOR_THICKNESS),
-        bounds_max=(_r3(fp.x1 + t), _r3(fp.y1 + t), _r3(height + CEILING_THICKNESS)),
+        bounds_min=(r3(fp.x0 - t), r3(fp.y0 - t), -FLOOR_THICKNESS),
+        bounds_max=(r3(fp.x1 + t), r3(fp.y1 + t), r3(height + CEILING_THICKNESS)),
     )

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from shapely.geometry import Polygon
 
+from twinsim.geometry import primitive_half_extents, unit_quat_wxyz_to_matrix, yaw_quat_wxyz
 from twinsim.scene.layout import Rect
-from twinsim.scene.spec import DoorSpec, GeomSpec, ObjectSpec, Quat, RoomType, geom_local_box
+from twinsim.scene.spec import DoorSpec, GeomSpec, ObjectSpec, Quat, RoomType
 
 DOOR_KEEPOUT_DEPTH = 1.0
 DOOR_KEEPOUT_MARGIN = 0.1
@@ -102,21 +103,7 @@ class Placement:
         return None if box is None else self._turned(*box)
 
 
-def yaw_quat(yaw: float) -> Quat:
-    """Quaternion (w, x, y, z) of a rotation by `yaw` about +z."""
-    return (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))
-
-
-def _quat_matrix(q: Sequence[float]) -> np.ndarray:
-    """Rotation matrix of a unit quaternion (w, x, y, z)."""
-    w, x, y, z = q
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+yaw_quat = yaw_quat_wxyz  # transitional re-export: scene/parts.py imports it from here
 
 
 def geoms_bounds(geoms: Sequence[GeomSpec]) -> tuple[np.ndarray, np.ndarray]:
@@ -124,8 +111,7 @@ def geoms_bounds(geoms: Sequence[GeomSpec]) -> tuple[np.ndarray, np.ndarray]:
     lo = np.full(3, np.inf)
     hi = np.full(3, -np.inf)
     for g in geoms:
-        _, half = geom_local_box(g)
-        ext = np.abs(_quat_matrix(g.quat)) @ half
+        ext = np.abs(unit_quat_wxyz_to_matrix(g.quat)) @ primitive_half_extents(g.type, g.size)
         lo = np.minimum(lo, np.asarray(g.pos) - ext)
         hi = np.maximum(hi, np.asarray(g.pos) + ext)
     return lo, hi
@@ -135,7 +121,7 @@ def object_footprint(obj: ObjectSpec) -> Polygon:
     """The object's 2D footprint in the world: its geoms' bounding rectangle, turned and moved."""
     lo, hi = geoms_bounds(obj.geoms)
     corners = np.array([[lo[0], lo[1], 0], [hi[0], lo[1], 0], [hi[0], hi[1], 0], [lo[0], hi[1], 0]])
-    world = corners @ _quat_matrix(obj.quat).T + np.asarray(obj.pos)
+    world = corners @ unit_quat_wxyz_to_matrix(obj.quat).T + np.asarray(obj.pos)
     return Polygon(world[:, :2])
 
 

@@ -2,18 +2,20 @@
 
 For each person in order, up to `attempts` tries. The first try keeps the person where the
 generator proposed it (walks are routed over free floor there); every other try is GRADE's: a
-position uniform over the floor plan (the union of the room rectangles) and a uniform yaw. The
-whole animation moves rigidly (waypoints turned by the yaw about the centre of their bounding box,
-which goes to the new position; heading turned too), and its 3D trace — surface points of every
-body part at every sampled instant of one playback period, or of the run if that is shorter — is
-tested against the static world and the traces of people placed before. More than
-`max_intersections` trace points inside ⇒ the try is rejected; after `attempts` rejections the
-person is dropped (the result says how many were placed).
+position uniform over the floor plan (the union of the room rectangles, or of the floor
+objects' footprints in a world without rooms: `twinsim.scene.free_space.FloorRegion`) and a
+uniform yaw. The whole animation moves rigidly (waypoints turned by the yaw about the centre of
+their bounding box, which goes to the new position; heading turned too), and its 3D trace —
+surface points of every body part at every sampled instant of one playback period, or of the
+run if that is shorter — is tested against the static world and the traces of people placed
+before. More than `max_intersections` trace points inside ⇒ the try is rejected; after
+`attempts` rejections the person is dropped (the result says how many were placed).
 
 What counts as inside: static geoms (walls, furniture, lamps, door frames; floors, ceilings and
-floor coverings lower than 3 cm are ignored), anything below z = -0.02 m or above the ceiling,
-anything outside the rooms, and the earlier people's traces (5 cm voxels grown by two voxels,
-so any point within 10 cm of an earlier trace along every axis counts).
+floor coverings lower than 3 cm are ignored), anything below z = -0.02 m or above the ceiling
+(or above GRID_TOP_M, higher than anyone reaches), anything outside the floor plan, and the
+earlier people's traces (5 cm voxels grown by two voxels, so any point within 10 cm of an
+earlier trace along every axis counts).
 
 The test is conservative. The trace is computed once per person, sampled finely enough that a
 surface point moves at most 2·TIME_SLACK_M between samples, and thinned to one point per
@@ -34,8 +36,8 @@ from scipy import ndimage
 
 from twinsim.actors.human import HumanMotion, motion_for, sample_surface_points
 from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.scene.layout import room_rect
-from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec, RoomSpec, geom_local_box
+from twinsim.scene.free_space import FloorRegion
+from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec, geom_local_box
 
 SURFACE_POINTS_PER_PART = 40  # trace points per body part and instant
 BASE_DT_S = 1.0 / 30.0  # first trace sampling, refined where points move faster
@@ -48,6 +50,7 @@ FLOOR_TOLERANCE_M = 0.02  # trace points may dip this far below the floor
 FLAT_HEIGHT_M = 0.03  # geoms whose top is this low (rugs) are walked on, not into
 IGNORED_CLASSES = ("floor", "ceiling")
 PROBE_POINTS = 4000  # trace points tested first, to reject a bad try early
+GRID_TOP_M = 4.0  # the static voxels end here (under any apartment ceiling, above any reach)
 
 MotionFactory = Callable[[PersonSpec], HumanMotion]
 
@@ -105,20 +108,21 @@ def _solid_distance(geom: GeomSpec, local: np.ndarray) -> np.ndarray:
     return s[:3].min() * (np.linalg.norm(local / s[:3], axis=-1) - 1.0)
 
 
-def _floor_plan(rooms: Sequence[RoomSpec]) -> tuple[np.ndarray, shapely.Geometry]:
-    """Room rectangles (R, 4: x0, y0, x1, y1) and their union."""
-    rects = np.array([[r.x0, r.y0, r.x1, r.y1] for r in map(room_rect, rooms)], dtype=float)
-    return rects, shapely.union_all([shapely.box(*r) for r in rects])
+def _floor_rects(floor: FloorRegion) -> np.ndarray:
+    """The floor's rectangles (R, 4: x0, y0, x1, y1)."""
+    return np.array([[r.x0, r.y0, r.x1, r.y1] for r in floor.rects], dtype=float).reshape(-1, 4)
 
 
 def static_occupancy(
-    objects: Sequence[ObjectSpec], rooms: Sequence[RoomSpec], wall_height: float
+    objects: Sequence[ObjectSpec], floor: FloorRegion
 ) -> tuple[VoxelGrid, np.ndarray]:
     """The static world as solid voxels (grid, bool array), grown by `_reach()`."""
     reach = _reach()
-    rects, plan = _floor_plan(rooms)
+    rects, plan, wall_height = _floor_rects(floor), floor.plan, floor.height_m
+    if not len(rects):
+        raise ValueError("the world has no floor to place people on")
     lo = np.array([*(rects[:, :2].min(axis=0) - 0.2), -FLOOR_TOLERANCE_M])
-    hi = np.array([*(rects[:, 2:].max(axis=0) + 0.2), wall_height])
+    hi = np.array([*(rects[:, 2:].max(axis=0) + 0.2), min(wall_height, GRID_TOP_M)])
     grid = VoxelGrid.spanning(lo, hi, STATIC_CELL_M)
     solid = np.zeros(grid.shape, dtype=bool)
     _, (xs, ys, zs) = grid.axes(lo, hi)
@@ -266,8 +270,7 @@ class PlacementResult:
 def place_people(
     candidates: Sequence[PersonSpec],
     static_objects: Sequence[ObjectSpec],
-    rooms: Sequence[RoomSpec],
-    wall_height: float,
+    floor: FloorRegion,
     duration_s: float,
     rng: np.random.Generator,
     attempts: int,
@@ -281,7 +284,7 @@ def place_people(
     (bootstrap included), so only the poses that will be played count. `occupied`: people
     already in the world (a twin adding people), whose traces count as those placed before.
     """
-    grid, solid = static_occupancy(static_objects, rooms, wall_height)
+    grid, solid = static_occupancy(static_objects, floor)
     solid_all = solid.ravel()
     people_grid = VoxelGrid.spanning(
         grid.origin, grid.origin + np.array(grid.shape) * grid.cell, PEOPLE_CELL_M
@@ -289,7 +292,7 @@ def place_people(
     taken = np.zeros(people_grid.shape, dtype=bool)
     for person in occupied:
         _mark(taken, people_grid, animation_trace(motion_factory(person), duration_s))
-    rects, _ = _floor_plan(rooms)
+    rects = _floor_rects(floor)
     area = np.prod(rects[:, 2:] - rects[:, :2], axis=1)
     placed = []
     seats = {obj.instance_id: obj for obj in static_objects}

@@ -39,6 +39,8 @@ SEMANTIC_CLASSES: tuple[str, ...] = (
     "toy",  # 29
     "bottle",  # 30
     "robot",  # 31
+    "rack",  # 32  (warehouse racking: uprights, beams, shelf decks, back mesh)
+    "pallet",  # 33  (a wooden pallet on a warehouse shelf)
 )
 
 CLASS_ID: dict[str, int] = {name: i for i, name in enumerate(SEMANTIC_CLASSES)}

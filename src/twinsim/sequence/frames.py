@@ -1,8 +1,9 @@
-"""One camera frame: what the simulator hands the writer, and what the reader hands back."""
+"""One camera frame: what the simulator hands the writer, what the reader hands back, and a
+frame copied from another sequence (see `twinsim.replay.frame_source`)."""
 
 from __future__ import annotations
 
-import json
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,35 +72,8 @@ class CopiedFrame:
     depth: np.ndarray | None = None
 
 
-@dataclass(frozen=True)
-class FrameSource:
-    """A recorded camera stream whose frames a new stream of the same camera takes as they are.
-
-    `colour`: whether the colour images are taken too (else the caller renders them anew).
-    """
-
-    folder: Path
-    t_ns: np.ndarray  # (N,) int64
-    frame_lines: tuple[str, ...]
-    boxes_lines: tuple[str, ...]
-    colour: bool
-
-    def frame(
-        self,
-        index: int,
-        t_ns: int,
-        T_world_cam: np.ndarray,
-        rgb: np.ndarray | None = None,
-        depth: np.ndarray | None = None,
-    ) -> CopiedFrame:
-        """Frame `index` of the source as frame `index` of the new stream, at the same time."""
-        if index >= len(self.t_ns) or int(self.t_ns[index]) != t_ns:
-            raise ValueError(
-                f"{self.folder.name}: the source has no frame {index} at t_ns {t_ns} to copy"
-            )
-        lines = self.frame_lines[index], self.boxes_lines[index]
-        return CopiedFrame(index, t_ns, self.folder, *lines, T_world_cam, rgb, depth)
-
-    def dynamic_fraction(self, index: int) -> float:
-        """The recorded share of pixels on dynamic instances in frame `index`."""
-        return float(json.loads(self.boxes_lines[index]).get("dynamic_fraction", 0.0))
+def FrameSource(*args, **kwargs):
+    """Transitional: `twinsim.replay.frame_source.FrameSource`, imported on first call (an
+    import at load time would be a sequence → replay cycle) until reader.py and recording.py
+    stop importing it from here."""
+    return importlib.import_module("twinsim.replay.frame_source").FrameSource(*args, **kwargs)

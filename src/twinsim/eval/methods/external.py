@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from twinsim.configmodel import format_validation_error
 from twinsim.eval.io import read_tum, write_tum
 from twinsim.eval.methods.base import ESTIMATE_FILE, Log, Method, MethodError, first_stream
 from twinsim.sequence import SequenceReader
@@ -51,9 +52,8 @@ def load_external(path: str | Path) -> ExternalMethod:
     try:
         spec = ExternalSpec.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise MethodError(f"{path}: field {field}: {first['msg']}") from None
+        message = format_validation_error(exc, ExternalSpec, data, what="method field")
+        raise MethodError(f"{path}: {message}") from None
     return ExternalMethod(spec, path)
 
 

@@ -1,0 +1,45 @@
+"""`twinsim run --out DIR [--config …] [--set key=value …]`: generate a world and record it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from twinsim.commands.common import console, fail, progress_bar
+from twinsim.config import load_config
+from twinsim.errors import TwinsimError
+
+
+def run(
+    out: Annotated[Path, typer.Option("--out", help="New (or empty) folder for the sequence.")],
+    config: Annotated[
+        str, typer.Option("--config", "-c", help="Preset name or path to a YAML config.")
+    ] = "default",
+    seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
+    duration: Annotated[
+        float | None, typer.Option(help="Recorded seconds (after the 1 s bootstrap).")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a config field: key.path=value (repeatable)."),
+    ] = None,
+) -> None:
+    """Generate a world, fly the robot through it and record a sequence folder."""
+    from twinsim.sequence.writer import check_output_folder
+    from twinsim.sim import run as run_sim
+
+    try:
+        cfg = load_config(config, set_ or (), seed=seed, duration_s=duration)
+        check_output_folder(out)
+        with progress_bar("recording", "steps") as report:
+            run_sim(cfg, out, progress=report)
+    except TwinsimError as exc:
+        fail(exc)
+    console.print(f"sequence written to [bold]{out}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `twinsim run`."""
+    app.command("run")(run)

@@ -1,0 +1,8 @@
+"""Registers the built-in world generators (imported by the registry on its first look-up)."""
+
+from twinsim.scene.apartment_generator import Apartment
+from twinsim.scene.generators import GENERATORS
+from twinsim.scene.warehouse import Warehouse
+
+GENERATORS.register(Apartment.name, Apartment())
+GENERATORS.register(Warehouse.name, Warehouse())

@@ -1,0 +1,107 @@
+"""The world-generator interface and registry, keyed by `scene.generator`.
+
+A generator turns its config section and a seeded generator state into a *layout*: the static
+world as data (objects, materials, textures, lights, bounds, wall height, and rooms and doors
+where the world has them) with `to_scene(seed, robot, sensors)` to make the `SceneSpec`.
+People, flying objects and the robot are added to the layout by `twinsim.assemble`; they find
+their way on the world's generic free space (`twinsim.scene.free_space.floor_region`: rooms
+where there are rooms, else the floor objects), so a layout needs no floor plan. `Layout` is
+a ready-made layout class (the apartment's and the warehouse's).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+import numpy as np
+
+from twinsim.configmodel import ConfigModel
+from twinsim.plugins import Registry
+from twinsim.scene.spec import (
+    DoorSpec,
+    LightSpec,
+    MaterialSpec,
+    ObjectSpec,
+    RobotSpec,
+    RoomSpec,
+    SceneSpec,
+    SensorSpec,
+    TextureSpec,
+    Vec3,
+)
+
+
+class SceneConfig(ConfigModel):
+    """Base of every generator's config section; `generator` picks the registered one."""
+
+    generator: str
+
+
+class WorldLayout(Protocol):
+    """What a generator decided about the static world, before anyone moves in it."""
+
+    rooms: tuple[RoomSpec, ...]
+    doors: tuple[DoorSpec, ...]
+    objects: tuple[ObjectSpec, ...]
+    textures: tuple[TextureSpec, ...]
+    materials: tuple[MaterialSpec, ...]
+    lights: tuple[LightSpec, ...]
+    wall_height: float
+    bounds_min: Vec3
+    bounds_max: Vec3
+
+    def to_scene(
+        self, seed: int, robot: RobotSpec, sensors: tuple[SensorSpec, ...] = ()
+    ) -> SceneSpec: ...
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A generator's layout as plain data; rooms and doors may be empty (a hall, a warehouse)."""
+
+    objects: tuple[ObjectSpec, ...]
+    textures: tuple[TextureSpec, ...]
+    materials: tuple[MaterialSpec, ...]
+    lights: tuple[LightSpec, ...]
+    wall_height: float
+    bounds_min: Vec3
+    bounds_max: Vec3
+    rooms: tuple[RoomSpec, ...] = ()
+    doors: tuple[DoorSpec, ...] = ()
+
+    def to_scene(
+        self, seed: int, robot: RobotSpec, sensors: tuple[SensorSpec, ...] = ()
+    ) -> SceneSpec:
+        """The complete `SceneSpec` of this world with a robot and its sensors."""
+        return SceneSpec(
+            seed=seed,
+            wall_height=self.wall_height,
+            bounds_min=self.bounds_min,
+            bounds_max=self.bounds_max,
+            rooms=self.rooms,
+            doors=self.doors,
+            objects=self.objects,
+            textures=self.textures,
+            materials=self.materials,
+            lights=self.lights,
+            robot=robot,
+            sensors=sensors,
+        )
+
+
+class WorldGenerator(ABC):
+    """A world generator: one module plus one `GENERATORS.register` line."""
+
+    name: ClassVar[str]
+    config_model: ClassVar[type[SceneConfig]]
+
+    @abstractmethod
+    def generate(self, cfg: SceneConfig, rng: np.random.Generator) -> WorldLayout:
+        """The layout for `cfg`; every random choice from `rng`."""
+
+
+GENERATORS: Registry[WorldGenerator] = Registry(
+    "world generator", "scene.generator", "twinsim.scene.builtin"
+)

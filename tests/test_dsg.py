@@ -11,7 +11,7 @@ import spark_dsg
 from typer.testing import CliRunner
 
 from conftest import make_robot
-from twinsim.actors.human import motion_for
+from twinsim.actors.motion import motion_for
 from twinsim.cli import app
 from twinsim.dsg import (
     AgentTrack,

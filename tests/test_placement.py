@@ -16,8 +16,9 @@ import pytest
 import shapely
 from scipy.spatial import cKDTree
 
-from twinsim.actors.human import motion_for, sample_surface_points
+from twinsim.actors.motion import motion_for
 from twinsim.actors.population import PopulationResult, generate_people
+from twinsim.actors.surface import sample_surface_points
 from twinsim.config import PeopleConfig, load_config
 from twinsim.errors import ConfigError
 from twinsim.geometry import quat_wxyz_to_matrix

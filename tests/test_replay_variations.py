@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import digest_folder
-from twinsim.actors.human import motion_for
+from twinsim.actors.motion import motion_for
 from twinsim.cli import app
 from twinsim.errors import ConfigError
 from twinsim.replay import (

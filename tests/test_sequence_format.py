@@ -14,6 +14,7 @@ from scipy.spatial.transform import Rotation
 
 from conftest import make_robot
 from twinsim.errors import OutputFolderError, SequenceError
+from twinsim.replay.frame_source import frame_source
 from twinsim.scene.spec import GeomSpec, ObjectSpec, SceneSpec
 from twinsim.scene.vocabulary import CLASS_ID, SEMANTIC_CLASSES
 from twinsim.sequence import (
@@ -496,7 +497,7 @@ def test_copied_frames_keep_the_source_bytes(written, data, tmp_path):
     """A twin's unchanged camera copies its source's frames: image files and boxes lines as
     they are, a new colour image encoded where one is given; mismatched frames are refused."""
     source = open_sequence(written).camera("cam0")
-    frames = source.frame_source(colour=True)
+    frames = frame_source(source, colour=True)
     new_rgb = np.full_like(data.frames[0].rgb, 7)
     new_depth = np.full_like(data.frames[0].depth, 2.5)
     scene = _scene()

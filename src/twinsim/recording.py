@@ -10,6 +10,8 @@ replay drives the same recorder from a logged state; `statistics` ends the recor
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from twinsim.config import TwinsimConfig
@@ -21,7 +23,9 @@ from twinsim.sensors.kinds.camera import CameraRecorder
 from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
 from twinsim.sensors.registry import SENSORS
 from twinsim.sequence import SequenceWriter, step_to_ns
-from twinsim.sequence.frames import FrameSource
+
+if TYPE_CHECKING:  # replay imports this module
+    from twinsim.replay.frame_source import FrameSource
 
 ODOM_COLUMNS = (*POSE_COLUMNS, "vx", "vy", "vz", "wx", "wy", "wz")
 

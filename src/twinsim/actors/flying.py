@@ -28,7 +28,7 @@ from scipy.spatial.transform import Rotation
 
 from twinsim.actors.props import BUILDERS, ball
 from twinsim.config import FlyingObjectsConfig
-from twinsim.geometry import make_T, quat_wxyz_to_matrix
+from twinsim.geometry import make_T, quat_wxyz_to_matrix, random_quat_wxyz
 from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.free_space import FloorRegion
 from twinsim.scene.layout import Rect
@@ -66,13 +66,6 @@ def _r3(v: float) -> float:
 def _r4(v: float) -> float:
     """Round to 0.1 mm (keyframe times and positions)."""
     return round(float(v), 4)
-
-
-def random_quat(rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random unit quaternion (w, x, y, z) with w >= 0."""
-    q = rng.standard_normal(4)
-    q /= np.linalg.norm(q)
-    return -q if q[0] < 0 else q
 
 
 def _keyframe(t: float, pos, quat, scale: float) -> Keyframe:
@@ -119,11 +112,11 @@ def random_keyframes(
     """
     t = 0.0
     pos = rng.uniform(lo, hi)
-    quat = random_quat(rng)
+    quat = random_quat_wxyz(rng)
     frames = [_keyframe(t, pos, quat, rng.uniform(*SCALE_RANGE))]
     while t < duration_s + END_MARGIN_S:
         nxt = rng.uniform(lo, hi)
-        q = random_quat(rng)
+        q = random_quat_wxyz(rng)
         dot = float(np.dot(q, quat))
         if dot < 0:
             q, dot = -q, -dot
@@ -305,7 +298,7 @@ def pass_in_front_keyframes(
     spin_axis = rng.standard_normal(3)
     spin_axis /= np.linalg.norm(spin_axis)
     spin_rate = rng.uniform(0.5, 2.0)
-    q0 = Rotation.from_quat(random_quat(rng), scalar_first=True)
+    q0 = Rotation.from_quat(random_quat_wxyz(rng), scalar_first=True)
 
     def frame(t: float, local: np.ndarray) -> Keyframe:
         """The keyframe at t of the ball at `local` in the camera frame of that instant."""

@@ -14,7 +14,6 @@ lengths never change; `twinsim.actors.playback` plays them back and
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -436,15 +435,3 @@ def build_body(body: HumanBodySpec) -> HumanModel:
 
 # Names that moved out of this module, still importable from here until scene/placement.py,
 # engine/actors.py and their tests import them from their new modules.
-_MOVED = {
-    "HumanMotion": "twinsim.actors.playback",
-    "motion_for": "twinsim.actors.motion",
-    "sample_surface_points": "twinsim.actors.surface",
-}
-
-
-def __getattr__(name: str):
-    """A moved name from its new module (imported on first use, so no import cycle)."""
-    if name in _MOVED:
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,7 @@ from typing import Literal
 
 import numpy as np
 
-from twinsim.actors.human import motion_for
+from twinsim.actors.motion import motion_for
 from twinsim.dsg.errors import DsgError
 from twinsim.scene.spec import SceneSpec
 from twinsim.sequence.reader import SequenceReader

@@ -16,7 +16,9 @@ import mujoco
 import numpy as np
 
 from twinsim.actors.flying import FlyingMotion
-from twinsim.actors.human import HumanMotion, build_body, motion_for
+from twinsim.actors.human import build_body
+from twinsim.actors.motion import motion_for
+from twinsim.actors.playback import HumanMotion
 from twinsim.engine.primitives import add_primitive
 from twinsim.scene.spec import FlyingObjectSpec, PersonSpec, SceneSpec
 

@@ -22,9 +22,9 @@ from twinsim.engine.actors import (
 from twinsim.engine.look import Look
 from twinsim.engine.meshes import textured_box
 from twinsim.engine.primitives import GEOM_TYPES, add_primitive
-from twinsim.geometry import quat_wxyz_to_matrix
+from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
 from twinsim.robots.registry import ROBOTS
-from twinsim.scene.spec import BodySpec, LinkSpec, SceneSpec, geom_local_box
+from twinsim.scene.spec import BodySpec, LinkSpec, SceneSpec
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id
 from twinsim.sensors.base import CameraMount, Mount
@@ -263,15 +263,7 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
         instance_body[iid] = body.id
         start = int(body.geomadr[0])
         geom_instance[start : start + int(body.geomnum[0])] = iid
-        corners = []
-        for g in obj.geoms:
-            _, half = geom_local_box(g)
-            R = quat_wxyz_to_matrix(g.quat)
-            signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
-            corners.append((signs * half) @ R.T + np.asarray(g.pos))
-        pts = np.concatenate(corners)
-        lo, hi = pts.min(axis=0), pts.max(axis=0)
-        centers[iid], halves[iid] = (lo + hi) / 2, (hi - lo) / 2
+        centers[iid], halves[iid] = geoms_box(obj.geoms)
     dynamic_geoms = actor_geom_instances(model, scene)
     for iid, geoms in dynamic_geoms.items():
         geom_instance[geoms] = iid

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 from scipy import ndimage
-from scipy.spatial.transform import Rotation
 
 from twinsim.errors import TwinsimError
+from twinsim.geometry import primitive_half_extents, quat_wxyz_to_matrix
 from twinsim.scene.layout import Rect, room_rect
-from twinsim.scene.spec import DoorSpec, GeomSpec, ObjectSpec, RoomSpec, geom_local_box
+from twinsim.scene.spec import DoorSpec, GeomSpec, ObjectSpec, RoomSpec
 
 _ROUND_TYPES = ("cylinder", "capsule", "sphere", "ellipsoid")
 _N_POLY = 16
@@ -44,16 +44,12 @@ class FreeSpaceError(TwinsimError):
     """A world leaves no free space where it is needed (no floor, or every place blocked)."""
 
 
-def _rotation(quat: Sequence[float]) -> np.ndarray:
-    return Rotation.from_quat(np.asarray(quat, dtype=float), scalar_first=True).as_matrix()
-
-
 def geom_footprint(obj: ObjectSpec, geom: GeomSpec) -> tuple[shapely.Polygon, float, float]:
     """World xy footprint of a geom (exact for upright boxes, else conservative) and z range."""
-    rot_obj = _rotation(obj.quat)
-    rot = rot_obj @ _rotation(geom.quat)
+    rot_obj = quat_wxyz_to_matrix(obj.quat)
+    rot = rot_obj @ quat_wxyz_to_matrix(geom.quat)
     centre = np.asarray(obj.pos, dtype=float) + rot_obj @ np.asarray(geom.pos, dtype=float)
-    _, half = geom_local_box(geom)
+    half = primitive_half_extents(geom.type, geom.size)
     if geom.type == "sphere":
         z_half, outline = half[0], _UNIT_POLY * half[0]
     else:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from shapely.geometry import Polygon
 
-from twinsim.geometry import primitive_half_extents, unit_quat_wxyz_to_matrix, yaw_quat_wxyz
+from twinsim.geometry import primitive_half_extents, unit_quat_wxyz_to_matrix
 from twinsim.scene.layout import Rect
 from twinsim.scene.spec import DoorSpec, GeomSpec, ObjectSpec, Quat, RoomType
 
@@ -101,9 +101,6 @@ class Placement:
         """World-frame footprint of the parts above `CORE_MAX_HEIGHT`, if any."""
         box = self.item.tall_box
         return None if box is None else self._turned(*box)
-
-
-yaw_quat = yaw_quat_wxyz  # transitional re-export: scene/parts.py imports it from here
 
 
 def geoms_bounds(geoms: Sequence[GeomSpec]) -> tuple[np.ndarray, np.ndarray]:

@@ -34,10 +34,12 @@ import numpy as np
 import shapely
 from scipy import ndimage
 
-from twinsim.actors.human import HumanMotion, motion_for, sample_surface_points
-from twinsim.geometry import quat_wxyz_to_matrix
+from twinsim.actors.motion import motion_for
+from twinsim.actors.playback import HumanMotion
+from twinsim.actors.surface import sample_surface_points
+from twinsim.geometry import primitive_half_extents, quat_wxyz_to_matrix
 from twinsim.scene.free_space import FloorRegion
-from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec, geom_local_box
+from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec
 
 SURFACE_POINTS_PER_PART = 40  # trace points per body part and instant
 BASE_DT_S = 1.0 / 30.0  # first trace sampling, refined where points move faster
@@ -141,7 +143,7 @@ def _mark_object(solid: np.ndarray, grid: VoxelGrid, obj: ObjectSpec, reach: flo
     for geom in obj.geoms:
         rot = r_obj @ quat_wxyz_to_matrix(geom.quat)
         centre = np.asarray(obj.pos) + r_obj @ np.asarray(geom.pos)
-        ext = np.abs(rot) @ geom_local_box(geom)[1]
+        ext = np.abs(rot) @ primitive_half_extents(geom.type, geom.size)
         if centre[2] + ext[2] <= FLAT_HEIGHT_M:
             continue
         where, axes = grid.axes(centre - ext - reach, centre + ext + reach)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from twinsim.plugins import keyed_config
@@ -370,17 +369,3 @@ class SceneSpec(_Spec):
                 }
             )
         return rows
-
-
-def geom_local_box(geom: GeomSpec) -> tuple[np.ndarray, np.ndarray]:
-    """Axis-aligned half extents of a primitive in its own frame: (center, half_extents)."""
-    s = geom.size
-    if geom.type in ("box", "ellipsoid"):
-        half = np.array(s[:3], dtype=float)
-    elif geom.type == "sphere":
-        half = np.full(3, s[0], dtype=float)
-    elif geom.type == "cylinder":
-        half = np.array([s[0], s[0], s[1]], dtype=float)
-    else:  # capsule: radius, half length of the cylinder part
-        half = np.array([s[0], s[0], s[1] + s[0]], dtype=float)
-    return np.zeros(3), half

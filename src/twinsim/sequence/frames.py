@@ -3,7 +3,6 @@ frame copied from another sequence (see `twinsim.replay.frame_source`)."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,10 +69,3 @@ class CopiedFrame:
     T_world_cam: np.ndarray
     rgb: np.ndarray | None = None
     depth: np.ndarray | None = None
-
-
-def FrameSource(*args, **kwargs):
-    """Transitional: `twinsim.replay.frame_source.FrameSource`, imported on first call (an
-    import at load time would be a sequence → replay cycle) until reader.py and recording.py
-    stop importing it from here."""
-    return importlib.import_module("twinsim.replay.frame_source").FrameSource(*args, **kwargs)

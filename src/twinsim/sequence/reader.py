@@ -13,7 +13,7 @@ import numpy as np
 
 from twinsim.errors import SequenceError
 from twinsim.scene.spec import SceneSpec
-from twinsim.sequence.frames import Frame, FrameSource
+from twinsim.sequence.frames import Frame
 from twinsim.sequence.images import read_npy, read_png
 from twinsim.sequence.layout import (
     BOXES_FILE,
@@ -224,10 +224,6 @@ class CameraStream:
     def frame_lines(self) -> tuple[str, ...]:
         """Every frame's frames.csv line (pose) as stored, without the header."""
         return _data_lines(self.folder / FRAMES_FILE)
-
-    def frame_source(self, colour: bool) -> FrameSource:
-        """This stream as frames another stream of the same camera copies (see `FrameSource`)."""
-        return FrameSource(self.folder, self.t_ns, self.frame_lines, self.boxes_lines, colour)
 
     def __iter__(self) -> Iterator[Frame]:
         for index in range(len(self)):

@@ -10,7 +10,6 @@ config model and a layout. One registry entry each and no edit anywhere else.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -24,7 +23,7 @@ from twinsim.errors import ConfigError
 from twinsim.replay import replay
 from twinsim.robots.base import Robot, RobotConfig, RobotLog
 from twinsim.robots.registry import ROBOTS
-from twinsim.scene.generators import GENERATORS, SceneConfig, WorldGenerator
+from twinsim.scene.generators import GENERATORS, Layout, SceneConfig, WorldGenerator
 from twinsim.scene.spec import (
     ActuatorSpec,
     BodySpec,
@@ -37,7 +36,6 @@ from twinsim.scene.spec import (
     ObjectSpec,
     RobotSpec,
     RoomSpec,
-    SceneSpec,
     SensorSpec,
 )
 from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_metadata
@@ -174,30 +172,13 @@ class HallConfig(SceneConfig):
     height_m: float = 3.0
 
 
-@dataclass(frozen=True)
-class HallLayout:
-    rooms: tuple
-    doors: tuple
-    objects: tuple
-    textures: tuple
-    materials: tuple
-    lights: tuple
-    wall_height: float
-    bounds_min: tuple
-    bounds_max: tuple
-
-    def to_scene(self, seed, robot, sensors=()) -> SceneSpec:
-        fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        return SceneSpec(seed=seed, robot=robot, sensors=sensors, **fields)
-
-
 class Hall(WorldGenerator):
     """One empty hall: floor, ceiling and four walls of random colours, one ceiling light."""
 
     name: ClassVar[str] = "hall"
     config_model = HallConfig
 
-    def generate(self, cfg: HallConfig, rng) -> HallLayout:
+    def generate(self, cfg: HallConfig, rng) -> Layout:
         (lx, ly), h, t = cfg.size_m, cfg.height_m, 0.05
         boxes = {
             "floor": ((0, 0, -t), (lx / 2, ly / 2, t)),
@@ -223,7 +204,7 @@ class Hall(WorldGenerator):
             for i, (cls, (pos, half)) in enumerate(parts)
         )
         polygon = ((-lx / 2, -ly / 2), (lx / 2, -ly / 2), (lx / 2, ly / 2), (-lx / 2, ly / 2))
-        return HallLayout(
+        return Layout(
             rooms=(RoomSpec(room_id=0, type="office", name="hall", polygon=polygon),),
             doors=(),
             objects=objects,

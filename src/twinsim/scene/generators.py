@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 import numpy as np
 
@@ -39,27 +39,10 @@ class SceneConfig(ConfigModel):
     generator: str
 
 
-class WorldLayout(Protocol):
-    """What a generator decided about the static world, before anyone moves in it."""
-
-    rooms: tuple[RoomSpec, ...]
-    doors: tuple[DoorSpec, ...]
-    objects: tuple[ObjectSpec, ...]
-    textures: tuple[TextureSpec, ...]
-    materials: tuple[MaterialSpec, ...]
-    lights: tuple[LightSpec, ...]
-    wall_height: float
-    bounds_min: Vec3
-    bounds_max: Vec3
-
-    def to_scene(
-        self, seed: int, robot: RobotSpec, sensors: tuple[SensorSpec, ...] = ()
-    ) -> SceneSpec: ...
-
-
 @dataclass(frozen=True)
 class Layout:
-    """A generator's layout as plain data; rooms and doors may be empty (a hall, a warehouse)."""
+    """What a generator decided about the static world, before anyone moves in it, as plain
+    data; rooms and doors may be empty (a hall, a warehouse)."""
 
     objects: tuple[ObjectSpec, ...]
     textures: tuple[TextureSpec, ...]
@@ -98,7 +81,7 @@ class WorldGenerator(ABC):
     config_model: ClassVar[type[SceneConfig]]
 
     @abstractmethod
-    def generate(self, cfg: SceneConfig, rng: np.random.Generator) -> WorldLayout:
+    def generate(self, cfg: SceneConfig, rng: np.random.Generator) -> Layout:
         """The layout for `cfg`; every random choice from `rng`."""
 
 

@@ -40,7 +40,7 @@ class DroneConfig(RobotConfig):
     max_yaw_rate_dps: float = Field(30.0, gt=0.0)
     flight_height_m: float = Field(1.3, gt=0.2)
     clearance_m: float = Field(0.45, gt=0.0)
-    min_rooms_visited: int = Field(3, ge=1)
+    min_rooms_visited: int = Field(3, ge=1)  # where the world has rooms; else aisles/points
 
 
 class DroneSpec(RobotSpec):

@@ -3,7 +3,8 @@
 `data/golden_drone_apartment.json` holds the sha256 of every stream file of a small run
 (people, flying objects, a LiDAR and an event camera) recorded by twinsim before robots,
 sensors and worlds became plug-ins; `metadata.json` and `scene.json` may gain fields and
-are left out.
+are left out. The hashes hold for the MuJoCo version `pyproject.toml` pins: upgrading MuJoCo
+is a deliberate change that records them anew.
 """
 
 from __future__ import annotations

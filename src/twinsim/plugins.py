@@ -69,8 +69,8 @@ class Registry(Generic[T]):
         return name in self._entries
 
     def unknown(self, name: object) -> str:
-        """The one-line message for a name that is not registered."""
-        return f"{self.key}: unknown {self.what} {name!r}; registered: {', '.join(self.names())}"
+        """What is wrong with a name that is not registered, and which ones are."""
+        return f"unknown {self.what} {name!r}; registered: {', '.join(self.names())}"
 
     def get(self, name: str) -> T:
         """The entry registered as `name`; `ConfigError` listing the registered names if none."""
@@ -78,7 +78,7 @@ class Registry(Generic[T]):
         try:
             return self._entries[name]
         except (KeyError, TypeError):
-            raise ConfigError(self.unknown(name)) from None
+            raise ConfigError(f"{self.key}: {self.unknown(name)}") from None
 
 
 def keyed_config(
@@ -107,8 +107,7 @@ def keyed_config(
         if name is None:
             raise ValueError(f"needs a {field!r}: one of {', '.join(registry.names())}")
         if name not in registry:
-            allowed = ", ".join(registry.names())
-            raise ValueError(f"unknown {registry.what} {name!r}; registered: {allowed}")
+            raise ValueError(registry.unknown(name))
         return model_of(registry.get(name)).model_validate({**value, field: name})
 
     return Annotated[SerializeAsAny[BaseModel], BeforeValidator(pick), KeyedModel(model_for)]

@@ -19,8 +19,6 @@ from twinsim.geometry import T_to_pos_quat_xyzw
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.base import POSE_COLUMNS, RecordingContext
-from twinsim.sensors.kinds.camera import CameraRecorder
-from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
 from twinsim.sensors.registry import SENSORS
 from twinsim.sequence import SequenceWriter, step_to_ns
 
@@ -61,8 +59,6 @@ class StreamRecorder:
         kind = ROBOTS.get(scene.robot.kind)
         writer.add_table("joint_states", joint_state_columns(kind.joint_names(scene.robot)))
         writer.add_table("robot_state", kind.state_columns(scene.robot))
-        cameras = [r for r in self.sensors if isinstance(r, CameraRecorder)]
-        self._first_camera = cameras[0] if cameras else None
 
     def observed(self, k: int) -> bool:
         """Whether a sensor that sees the world fires at step k (a LiDAR casts at every step)."""
@@ -94,14 +90,9 @@ class StreamRecorder:
             self.writer.append("joint_states", t_ns, np.concatenate([q, qd, efforts]))
 
     def statistics(self) -> dict:
-        """End the recording (write sweeps cut short); GRADE's Table 8 for the first camera."""
+        """End the recording (write sweeps cut short); the first sensor's statistics (GRADE's
+        Table 8 for the first camera)."""
         for recorder in self.sensors:
             recorder.finish()
-        cam = self._first_camera
-        if cam is None:
-            return {}
-        return {
-            "camera": cam.cam.name,
-            "camera_motion": camera_motion_stats(np.array(cam.pose_t_ns), np.array(cam.poses)),
-            "dynamic_content": dynamic_stats(cam.fractions),
-        }
+        offers = (r.statistics() for r in self.sensors)
+        return next((s for s in offers if s is not None), {})

@@ -95,6 +95,10 @@ class SensorRecorder:
     def finish(self) -> None:
         """End the recording (write what a cut-short period holds, free resources)."""
 
+    def statistics(self) -> dict | None:
+        """The run's statistics this sensor offers for the metadata (the first offer is kept)."""
+        return None
+
 
 class SensorKind(ABC):
     """A sensor kind, keyed by `SensorSpec.type`."""

@@ -33,6 +33,7 @@ from twinsim.sensors.exposure import (
     has_exposure_effects,
     window_steps,
 )
+from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
 from twinsim.sensors.rig import optical_fields
 
 
@@ -116,6 +117,14 @@ class CameraRecorder(SensorRecorder):
         if k % self.period == 0:
             self.fractions.append(self._frame(k, t_ns))
             self.frames += 1
+
+    def statistics(self) -> dict:
+        """GRADE's Table 8: the camera's motion and how much of its images is dynamic."""
+        return {
+            "camera": self.cam.name,
+            "camera_motion": camera_motion_stats(np.array(self.pose_t_ns), np.array(self.poses)),
+            "dynamic_content": dynamic_stats(self.fractions),
+        }
 
     def _frame(self, k: int, t_ns: int) -> float:
         """Render (or take from the source) and write the frame; its dynamic share."""

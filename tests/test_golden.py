@@ -3,8 +3,9 @@
 `data/golden_drone_apartment.json` holds the sha256 of every stream file of a small run
 (people, flying objects, a LiDAR and an event camera) recorded by twinsim before robots,
 sensors and worlds became plug-ins; `metadata.json` and `scene.json` may gain fields and
-are left out. The hashes hold for the MuJoCo version `pyproject.toml` pins: upgrading MuJoCo
-is a deliberate change that records them anew.
+are left out. The hashes hold for the MuJoCo and NumPy versions `pyproject.toml` pins and
+the CPU kernels `twinsim._numerics` pins (the run that made them: commit b64ddf3 with those
+kernels); upgrading either is a deliberate change that records them anew.
 """
 
 from __future__ import annotations
@@ -43,3 +44,11 @@ def test_drone_in_apartment_is_byte_identical_to_the_recorded_hashes(tmp_path):
     assert sorted(got) == sorted(want)
     changed = [name for name in want if got[name] != want[name]]
     assert not changed, f"{len(changed)} files differ, e.g. {changed[:5]}"
+
+
+def test_the_kernels_of_this_process_are_pinned():
+    """The test process loaded NumPy with twinsim's pinned kernels (else the hashes above
+    would hold on some machines only)."""
+    from twinsim._numerics import PINNED, numerics
+
+    assert numerics() == PINNED | {"pinned": True}

@@ -4,6 +4,7 @@ The public surface: `load_config` → `run` writes a sequence folder; `open_sequ
 and `validate_sequence` checks it.
 """
 
+import twinsim._numerics  # noqa: F401  (first: it pins NumPy's and OpenBLAS's kernels)
 from twinsim._version import __version__
 from twinsim.config import load_config
 from twinsim.sequence import open_sequence, validate_sequence

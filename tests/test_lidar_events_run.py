@@ -86,7 +86,7 @@ def test_lidar_labels_agree_with_the_instance_table(runs):
 def test_event_stream_follows_the_contract(runs):
     seq = open_sequence(runs[0])
     events = seq.events("ev0")
-    assert seq.stream_info("ev0")["type"] == "events"
+    assert seq.stream_info("ev0")["type"] == "event_camera"
     assert (events.width, events.height) == (48, 36) and events.K.shape == (3, 3)
     assert events.x.dtype == np.uint16 and events.y.dtype == np.uint16
     assert events.t_ns.dtype == np.int64 and events.polarity.dtype == np.int8
@@ -136,7 +136,13 @@ def _writer_metadata() -> tuple[str, dict]:
         "instances": scene.instance_table(),
         "streams": {
             "lidar0": {"type": "lidar", "rate_hz": 10, "rings": 4},
-            "ev0": {"type": "events", "rate_hz": 240, "width": 8, "height": 6, "K": np.eye(3)},
+            "ev0": {
+                "type": "event_camera",
+                "rate_hz": 240,
+                "width": 8,
+                "height": 6,
+                "K": np.eye(3),
+            },
         },
     }
     return scene.to_json(), metadata

@@ -61,7 +61,7 @@ def _scene() -> SceneSpec:
         textures=(),
         materials=(),
         lights=(),
-        robot=robot,
+        robots=(robot,),
     )
 
 
@@ -350,6 +350,26 @@ def test_validate_reports_bad_cell(seq_copy):
     lines[5] = lines[5].rstrip("\n").rsplit(",", 1)[0] + "\n"
     csv.write_text("".join(lines))
     assert _problems(seq_copy) == ["imu0/data.csv line 6: 6 columns, expected 7 like the header"]
+
+
+def test_validate_reports_imu_columns_other_than_the_fixed_ones(seq_copy):
+    csv = seq_copy / "imu0" / "data.csv"
+    text = csv.read_text()
+    csv.write_text(text.replace("accel_z", "accel_w", 1))
+    assert _problems(seq_copy) == [
+        "imu0/data.csv: columns gyro_x,gyro_y,gyro_z,accel_x,accel_y,accel_w, expected "
+        "gyro_x,gyro_y,gyro_z,accel_x,accel_y,accel_z for type 'imu'"
+    ]
+
+
+def test_validate_reports_non_unit_quaternion_in_a_pose_table(seq_copy):
+    csv = seq_copy / "groundtruth_body" / "data.csv"
+    lines = csv.read_text().splitlines(keepends=True)
+    lines[2] = lines[2].rsplit(",", 1)[0] + ",2.0\n"  # qw
+    csv.write_text("".join(lines))
+    assert _problems(seq_copy) == [
+        "groundtruth_body/data.csv line 3: quaternion is not unit length"
+    ]
 
 
 def test_validate_reports_unknown_instance_in_image(seq_copy):

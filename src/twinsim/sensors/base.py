@@ -4,8 +4,10 @@ need no `if type == ...`.
 A kind owns its config model (an entry of `sensors:` with its `kind`), resolves it into a
 `SensorSpec` (`spec`), says as data what it needs on the robot in MuJoCo (`mounts`: cameras,
 sites with MuJoCo sensors), what the sequence metadata says of it (`metadata`,
-`extra_streams`), and how it records at each physics step (`recorder`). Reader and validate
-hooks of each kind are still written in `sequence/` (issue 12 goes on).
+`extra_streams`), how it records at each physics step (`recorder`) and how `validate_sequence`
+checks its stream's files (`validate_stream`: a `data.csv` table unless the kind overrides it,
+composing the checks of `twinsim.sequence.stream_checks`). Readers of each kind's files are
+still written in `sequence/reader.py` (issue 12 goes on).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from twinsim.configmodel import ConfigModel
 from twinsim.geometry import pose_to_T
 from twinsim.scene.spec import Quat, SensorSpec, Vec3
 from twinsim.sequence.layout import POSE_COLUMNS
+from twinsim.sequence.stream_checks import StreamCheck, check_table
 
 __all__ = [
     "POSE_COLUMNS",
@@ -125,6 +128,11 @@ class SensorKind(ABC):
     @abstractmethod
     def recorder(self, sensor: SensorSpec, ctx: RecordingContext) -> SensorRecorder:
         """A recorder that declares the sensor's streams on `ctx.writer` and fills them."""
+
+    def validate_stream(self, check: StreamCheck) -> None:
+        """Check the files of one of this kind's streams in a sequence, adding to `check`'s
+        problems and counters; by default the stream is a table (`data.csv`, t_ns first)."""
+        check_table(check)
 
 
 def base_metadata(sensor: SensorSpec) -> dict:

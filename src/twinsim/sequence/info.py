@@ -42,7 +42,9 @@ def summarize_sequence(path: str | Path) -> dict:
 
 def _stream_summary(info: dict) -> dict:
     row = {key: info.get(key) for key in ("type", "rate_hz", "count")}
-    if info.get("type") in ("camera", "events"):
+    if "robot" in info:
+        row["robot"] = info["robot"]
+    if info.get("type") in ("camera", "event_camera"):
         row["resolution"] = f"{info.get('width')}x{info.get('height')}"
     elif info.get("type") == "lidar":
         row["resolution"] = f"{info.get('rings')} rings x {info.get('columns')}"

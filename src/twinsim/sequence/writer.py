@@ -62,7 +62,7 @@ logger = logging.getLogger(__name__)
 MAX_FRAMES_IN_FLIGHT = 4
 
 #: Stream types with their own files; every other type is a table (data.csv).
-_SPECIAL_TYPES = ("camera", "lidar", "events")
+_SPECIAL_TYPES = ("camera", "lidar", "event_camera")
 
 _INCOMPLETE_TEXT = (
     "This sequence is incomplete: its writer has not finished (the run is still being written,\n"
@@ -281,7 +281,7 @@ class SequenceWriter:
 
     def add_events(self, name: str, width: int, height: int) -> None:
         """Start an event stream: events.npy, appended to as events come, sealed at close."""
-        self._check_new_stream(name, "events")
+        self._check_new_stream(name, "event_camera")
         folder = self.path / name
         folder.mkdir()
         self._events[name] = _Events(
@@ -348,7 +348,7 @@ class SequenceWriter:
             self._shut_down()
 
     def _check_new_stream(self, stream: str, kind: str) -> None:
-        """`kind` is "table", "camera", "lidar" or "events"; the metadata type must agree."""
+        """`kind` is "table", "camera", "lidar" or "event_camera"; the metadata type must agree."""
         check_stream_name(stream)
         if self._closed:
             raise ValueError(f"{stream}: the writer is closed")

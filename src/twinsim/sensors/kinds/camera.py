@@ -35,6 +35,7 @@ from twinsim.sensors.exposure import (
 )
 from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
 from twinsim.sensors.rig import optical_fields
+from twinsim.sequence.stream_checks import StreamCheck, check_camera
 
 
 class CameraConfig(SensorConfig):
@@ -186,3 +187,7 @@ class Camera(SensorKind):
 
     def recorder(self, sensor: SensorSpec, ctx: RecordingContext) -> CameraRecorder:
         return CameraRecorder(sensor, ctx)
+
+    def validate_stream(self, check: StreamCheck) -> None:
+        """frames.csv, boxes.jsonl and every frame's four images."""
+        check_camera(check)

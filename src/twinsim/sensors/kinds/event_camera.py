@@ -19,6 +19,7 @@ from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.events import EventSimulator, log_intensity
 from twinsim.sensors.kinds.camera import camera_mount
 from twinsim.sensors.rig import optical_fields
+from twinsim.sequence.stream_checks import StreamCheck, check_events
 
 
 class EventCameraConfig(SensorConfig):
@@ -80,7 +81,7 @@ class EventCamera(SensorKind):
         K = intrinsics(sensor.width, sensor.height, sensor.hfov_deg)
         events = sensor.events
         return base_metadata(sensor) | {
-            "type": "events",
+            "type": "event_camera",
             "frame": "OpenCV optical frame: x right, y down, z forward",
             "width": sensor.width,
             "height": sensor.height,
@@ -95,3 +96,7 @@ class EventCamera(SensorKind):
 
     def recorder(self, sensor: SensorSpec, ctx: RecordingContext) -> EventRecorder:
         return EventRecorder(sensor, ctx)
+
+    def validate_stream(self, check: StreamCheck) -> None:
+        """events.npy: every event in time order, inside the image and the recording."""
+        check_events(check)

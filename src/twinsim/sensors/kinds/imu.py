@@ -18,6 +18,7 @@ from twinsim.sensors.base import (
 )
 from twinsim.sensors.rig import body_mounted
 from twinsim.sequence.layout import IMU_COLUMNS
+from twinsim.sequence.stream_checks import StreamCheck, check_table
 
 
 class ImuConfig(SensorConfig):
@@ -60,3 +61,7 @@ class Imu(SensorKind):
 
     def recorder(self, sensor: SensorSpec, ctx: RecordingContext) -> ImuRecorder:
         return ImuRecorder(sensor, ctx)
+
+    def validate_stream(self, check: StreamCheck) -> None:
+        """A table whose columns the format fixes: gyro then accel."""
+        check_table(check, IMU_COLUMNS)

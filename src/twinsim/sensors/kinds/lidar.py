@@ -18,6 +18,7 @@ from twinsim.sensors.base import (
 )
 from twinsim.sensors.lidar import LIDAR_MODELS, LidarScanner
 from twinsim.sensors.rig import body_mounted
+from twinsim.sequence.stream_checks import StreamCheck, check_lidar
 
 
 class LidarConfig(SensorConfig):
@@ -131,3 +132,7 @@ class Lidar(SensorKind):
 
     def recorder(self, sensor: SensorSpec, ctx: RecordingContext) -> LidarRecorder:
         return LidarRecorder(sensor, ctx)
+
+    def validate_stream(self, check: StreamCheck) -> None:
+        """scans.csv and every sweep's points file."""
+        check_lidar(check)

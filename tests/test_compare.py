@@ -54,3 +54,111 @@ def test_cli_compare_prints_a_table_and_json(dynamic_sequence):
     )
     bad = runner.invoke(app, ["compare", str(dynamic_sequence), "/nonexistent/seq"])
     assert bad.exit_code == 2 and "error" in bad.output
+
+
+SENSOR_OVERRIDES = (  # as tests/test_lidar_events_run.py: a LiDAR and an event camera
+    "people.count=2",
+    "flying_objects.count=2",
+    "lidars.lidar0.model=custom",
+    "lidars.lidar0.elevations_deg=[-30,-15,-5,0,5,10]",
+    "lidars.lidar0.columns=240",
+    "event_cameras.ev0.width=48",
+    "event_cameras.ev0.height=36",
+    "event_cameras.ev0.rate_hz=120",
+)
+DURATION_S = 0.25
+
+
+@pytest.fixture(scope="module")
+def sensor_runs(gl_backend, tmp_path_factory):
+    """A quarter second with people and flying objects seen by a LiDAR and an event camera,
+    and its twin without them (a teleport replay: the same motion in an emptied world)."""
+    from twinsim.config import load_config
+    from twinsim.replay import Variations, replay
+    from twinsim.sim import run
+
+    root = tmp_path_factory.mktemp("compare_sensors")
+    a = run(load_config("tiny", SENSOR_OVERRIDES, seed=5, duration_s=DURATION_S), root / "a")
+    return a, replay(a, root / "static", Variations(static=True))
+
+
+def test_a_sequence_with_lidar_and_events_matches_itself(sensor_runs):
+    from twinsim.replay.compare import compare_sequences
+    from twinsim.sequence import open_sequence
+
+    a, _ = sensor_runs
+    seq = open_sequence(a)
+    n_points = sum(len(scan) for scan in seq.lidar("lidar0"))
+    n_events = len(seq.events("ev0"))
+    result = compare_sequences(a, a)
+    assert not {"lidar0", "ev0"} & set(result["tables"])
+    lidar, events = result["lidars"]["lidar0"], result["event_cameras"]["ev0"]
+    assert lidar["identical"] and lidar["scans"] == 3
+    assert lidar["points"] == {"a": n_points, "b": n_points} and lidar["beams_in_both"] == n_points
+    assert lidar["returns_only_in_a"] == lidar["returns_only_in_b"] == 0
+    assert lidar["range_mae_m"]["max"] == 0.0 and lidar["range_max_abs_m"] == 0.0
+    assert lidar["instance_changed"] == 0.0 and lidar["count_difference"]["max_abs"] == 0.0
+    assert all(lidar["pose"][axis]["max_abs"] == 0.0 for axis in AXES)
+    assert events["identical"] and events["events"] == {"a": n_events, "b": n_events}
+    assert events["shared_events"] == n_events > 0 and events["pixel_count_difference"] == 0.0
+    assert events["rate_hz"]["a"] == pytest.approx(n_events / DURATION_S)
+    assert events["rate_hz"]["difference"] == 0.0
+    table = CliRunner().invoke(app, ["compare", str(a), str(a)])
+    assert table.exit_code == 0, table.output
+    assert "LiDAR sweeps" in table.output and "event cameras" in table.output
+
+
+def test_the_twin_without_people_differs_where_they_were(sensor_runs):
+    from twinsim.replay.compare import compare_sequences
+    from twinsim.sequence import open_sequence
+
+    a, b = sensor_runs
+    seq_a, seq_b = open_sequence(a), open_sequence(b)
+    result = compare_sequences(a, b)
+    lidar = result["lidars"]["lidar0"]
+    assert not lidar["identical"] and lidar["scans"] == 3
+    assert all(lidar["pose"][axis]["max_abs"] == 0.0 for axis in AXES)  # the same motion
+    # indoors every ray returns, so both write the same beams in the same (firing) order
+    mae, largest, moved, total = [], 0.0, 0, 0
+    for sa, sb in zip(seq_a.lidar("lidar0"), seq_b.lidar("lidar0"), strict=True):
+        assert len(sa) == len(sb) and np.array_equal(sa.ring, sb.ring)
+        assert sa.dynamic.any() and not sb.dynamic.any()
+        d = sb.range.astype(float) - sa.range.astype(float)
+        assert np.all(d[~sa.dynamic] == 0.0)  # rays on the static world are unchanged
+        assert np.all(d[sa.dynamic] >= 0.0)  # rays that hit people now reach what was behind
+        mae.append(np.abs(d).mean())
+        largest = max(largest, np.abs(d).max())
+        moved += int(sa.dynamic.sum())
+        total += len(sa)
+    assert lidar["beams_in_both"] == total and lidar["returns_only_in_a"] == 0
+    assert lidar["instance_changed"] == pytest.approx(moved / total)
+    assert lidar["range_max_abs_m"] == pytest.approx(largest) and largest > 0.1
+    assert lidar["range_mae_m"]["max"] == pytest.approx(max(mae))
+    assert lidar["range_mae_m"]["mean"] == pytest.approx(np.mean(mae))
+    events = result["event_cameras"]["ev0"]
+    n_a, n_b = len(seq_a.events("ev0")), len(seq_b.events("ev0"))
+    assert not events["identical"] and events["events"] == {"a": n_a, "b": n_b}
+    assert n_b < n_a  # without people and flying objects fewer edges move
+    assert events["rate_hz"]["difference"] == pytest.approx((n_b - n_a) / DURATION_S)
+    assert events["shared_events"] + events["events_only_in_a"] == n_a
+    assert events["shared_events"] + events["events_only_in_b"] == n_b
+    assert 0.0 < events["pixel_count_difference"] <= 1.0
+    assert result["tables"]["imu0"]["max_abs_difference"] == 0.0
+
+
+def test_lidars_with_other_beams_are_refused(sensor_runs, tmp_path):
+    import shutil
+
+    from twinsim.errors import SequenceError
+    from twinsim.replay.compare import compare_sequences
+
+    a, _ = sensor_runs
+    other = tmp_path / "other"
+    shutil.copytree(a, other)
+    meta = json.loads((other / "metadata.json").read_text())
+    meta["streams"]["lidar0"]["columns"] = 120
+    (other / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(SequenceError, match=r"lidar0: 6 rings x 240 columns in A and 6 x 120"):
+        compare_sequences(a, other)
+    bad = CliRunner().invoke(app, ["compare", str(a), str(other)])
+    assert bad.exit_code == 2 and "columns" in bad.output

@@ -111,7 +111,7 @@ def apartment():
     layout = generate_apartment(
         ApartmentConfig(min_rooms=5, max_rooms=5, texture_size=16), np.random.default_rng(3)
     )
-    return layout.to_scene(3, make_robot())
+    return layout.to_scene(3, (make_robot(),))
 
 
 def test_queries_on_a_visitor_who_walks_into_the_kitchen(apartment, tmp_path):

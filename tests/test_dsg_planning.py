@@ -18,7 +18,7 @@ def world():
     layout = generate_apartment(
         ApartmentConfig(min_rooms=10, max_rooms=10, texture_size=16), np.random.default_rng(5)
     )
-    scene = layout.to_scene(5, make_robot())
+    scene = layout.to_scene(5, (make_robot(),))
     grid = free_grid(scene)
     return scene, grid, HierarchicalPlanner(build_scene_graph(scene, []), grid, CLEAR)
 

@@ -142,7 +142,7 @@ def test_same_seed_same_warehouse_other_seed_other():
     assert a.objects != c.objects and a.wall_height != c.wall_height
     from conftest import make_robot
 
-    scene = a.to_scene(7, make_robot())
+    scene = a.to_scene(7, (make_robot(),))
     assert SceneSpec.from_json(scene.to_json()) == scene
 
 
@@ -279,11 +279,12 @@ def test_the_warehouse_replays_byte_identically_and_takes_more_people(warehouse_
     assert len(dst.flying_objects) == len(src.flying_objects) + 1
 
 
-def test_the_warehouse_exports_and_has_no_scene_graph(warehouse_sequence, tmp_path):
+def test_the_warehouse_exports_and_has_a_scene_graph_from_its_free_space(
+    warehouse_sequence, tmp_path
+):
     import json
 
     from twinsim.dsg import build_scene_graph
-    from twinsim.dsg.errors import DsgError
     from twinsim.export import export_sequence
     from twinsim.sequence import open_sequence
 
@@ -294,8 +295,8 @@ def test_the_warehouse_exports_and_has_no_scene_graph(warehouse_sequence, tmp_pa
         c["name"] for f in coco.rglob("*.json") for c in json.loads(f.read_text())["categories"]
     }
     assert {"rack", "pallet"} <= names
-    with pytest.raises(DsgError, match="no rooms"):
-        build_scene_graph(open_sequence(warehouse_sequence).scene, [])
+    graph = build_scene_graph(open_sequence(warehouse_sequence).scene, [])
+    assert graph.metadata.get()["rooms_from"] == "free_space"
 
 
 def test_a_world_without_rooms_culls_no_actor(gl_backend):

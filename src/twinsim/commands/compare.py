@@ -1,4 +1,5 @@
-"""`twinsim compare A B`: pose deviation per axis, RGB and depth similarity, per stream."""
+"""`twinsim compare A B`: pose deviation per axis, RGB and depth similarity, LiDAR and event
+differences, per stream."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def compare_command(
     stride: Annotated[int, typer.Option(help="Compare every n-th camera frame.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Compare two runs of the same experiment: poses per axis, RGB SSIM, depth MAE and SSIM."""
+    """Compare two runs of the same experiment: poses per axis, RGB SSIM, depth MAE and SSIM,
+    LiDAR ranges, event counts and rates."""
     from twinsim.replay.compare import AXES, compare_sequences
 
     try:
@@ -58,6 +60,54 @@ def compare_command(
             f"{dssim['mean']:.4f} ± {dssim['std']:.4f} (min {dssim['min']:.4f})",
         )
     console.print(images)
+    if result["lidars"]:
+        lidars = Table(title="LiDAR sweeps (range MAE per sweep: mean ± std, worst sweep)")
+        for column in (
+            "stream",
+            "sweeps",
+            "points A / B",
+            "range MAE (m)",
+            "max |Δ range| (m)",
+            "other instance",
+            "identical",
+        ):
+            lidars.add_column(column)
+        for name, s in result["lidars"].items():
+            if not s["scans"]:
+                lidars.add_row(name, "0", "-", "-", "-", "-", "-")
+                continue
+            mae = s["range_mae_m"]
+            lidars.add_row(
+                name,
+                str(s["scans"]),
+                f"{s['points']['a']} / {s['points']['b']}",
+                f"{_fmt(mae['mean'])} ± {_fmt(mae['std'])} (max {_fmt(mae['max'])})",
+                _fmt(s["range_max_abs_m"]),
+                f"{100 * s['instance_changed']:.1f} %",
+                "yes" if s["identical"] else "no",
+            )
+        console.print(lidars)
+    if result["event_cameras"]:
+        events = Table(title="event cameras")
+        for column in (
+            "stream",
+            "events A / B",
+            "rate A / B (1/s)",
+            "in both",
+            "pixel counts differ",
+            "identical",
+        ):
+            events.add_column(column)
+        for name, e in result["event_cameras"].items():
+            events.add_row(
+                name,
+                f"{e['events']['a']} / {e['events']['b']}",
+                f"{e['rate_hz']['a']:.0f} / {e['rate_hz']['b']:.0f}",
+                str(e["shared_events"]),
+                f"{100 * e['pixel_count_difference']:.1f} %",
+                "yes" if e["identical"] else "no",
+            )
+        console.print(events)
     tables = Table(title="other streams")
     for column in ("stream", "samples", "max |B − A|"):
         tables.add_column(column)

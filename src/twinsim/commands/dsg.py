@@ -50,11 +50,12 @@ def dsg(
         name: graph.get_layer(name).num_nodes()
         for name in ("ROOMS", "PLACES", "OBJECTS", "STRUCTURES")
     }
-    agents = [a["name"] for a in graph.metadata.get()["agents"]]
+    meta = graph.metadata.get()
+    agents = [a["name"] for a in meta["agents"]]
     console.print(
         f"scene graph written to [bold]{out}[/]: "
         + ", ".join(f"{v} {k.lower()}" for k, v in counts.items())
-        + f", agents: {', '.join(agents)}"
+        + f", agents: {', '.join(agents)}; rooms from the {meta['rooms_from'].replace('_', ' ')}"
     )
 
 

@@ -2,7 +2,8 @@
 
 Mesh accuracy (estimated mesh → true static surfaces) and completeness (true static surfaces
 seen by the camera → estimated mesh), both over points on the mesh's triangles; object precision
-and recall by class and position; room recall; and Kimera's "contrails": the error of the mesh
+and recall by class and position; room recall (of the ground-truth graph's rooms: the floor
+plan's, or a roomless world's free-space rooms); and Kimera's "contrails": the error of the mesh
 near where people walked.
 """
 
@@ -15,8 +16,10 @@ import shapely
 from scipy.spatial import cKDTree
 
 from twinsim.dsg import layers
-from twinsim.dsg.ground_truth import object_box
+from twinsim.dsg.ground_truth import MIN_CLEARANCE_M, object_box
+from twinsim.dsg.places import free_grid
 from twinsim.dsg.reconstruct import EstimatedGraph, dynamic_ids
+from twinsim.dsg.rooms import room_layer
 from twinsim.sequence.reader import SequenceReader
 
 HIT_M = 0.05  # a surface point within this of the other surface counts as matched
@@ -137,15 +140,14 @@ def evaluate(
         ] += 1
 
     floor_pts = truth[truth[:, 2] < 0.05]
+    rooms = [r.polygon for r in room_layer(scene, free_grid(scene), MIN_CLEARANCE_M).rooms]
     observed_rooms = [
-        r
-        for r in scene.rooms
-        if len(floor_pts)
-        and shapely.contains_xy(shapely.Polygon(r.polygon), *floor_pts[:, :2].T).sum() * 1e-4 >= 0.5
+        poly
+        for poly in rooms
+        if len(floor_pts) and shapely.contains_xy(poly, *floor_pts[:, :2].T).sum() * 1e-4 >= 0.5
     ]
     recalled = sum(
-        any(shapely.Polygon(r.polygon).covers(shapely.Point(c)) for c in est.room_centroids)
-        for r in observed_rooms
+        any(poly.covers(shapely.Point(c)) for c in est.room_centroids) for poly in observed_rooms
     )
     return Report(
         mesh_accuracy_m=float(d_est.mean()),

@@ -5,7 +5,8 @@ places (free space, traversable edges with their clearance) and structures (wall
 ceilings, door frames, door openings) → objects (class, pose, oriented box) and agents (robot
 and people, one node per time-stamped pose). Edges: building–room, room–place/object/structure,
 room–room through doors, place–place, object and agent pose to their nearest place, and each
-agent pose to the next one.
+agent pose to the next one. Rooms are the floor plan's, or the free space's in a world without
+rooms (`twinsim.dsg.rooms`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from twinsim.dsg import layers
 from twinsim.dsg.errors import DsgError
 from twinsim.dsg.mesh import scene_mesh, to_spark_mesh
 from twinsim.dsg.places import Places, free_grid, sample_places
+from twinsim.dsg.rooms import RoomRegion, room_layer
 from twinsim.dsg.tracks import AgentTrack, sequence_tracks
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
 from twinsim.scene.spec import ObjectSpec, SceneSpec
@@ -33,6 +35,7 @@ from twinsim.sequence.reader import open_sequence
 FORMAT = "twinsim-dsg"
 FORMAT_VERSION = 1
 WALL_SNAP_M = 0.1
+MIN_CLEARANCE_M = 0.25  # of places and place edges, and of the free-space rooms
 
 
 def _vec(v) -> np.ndarray:
@@ -71,28 +74,31 @@ def _semantic(attrs, name: str, label: int, centre, half, R) -> None:
     attrs.bounding_box = _box(centre, half, R)
 
 
-def _add_rooms(graph: dsg.DynamicSceneGraph, scene: SceneSpec) -> dict[int, shapely.Polygon]:
+def _add_rooms(
+    graph: dsg.DynamicSceneGraph, scene: SceneSpec, rooms: tuple[RoomRegion, ...]
+) -> dict[int, shapely.Polygon]:
     polys = {}
     building = dsg.RoomNodeAttributes()
     lo, hi = np.asarray(scene.bounds_min), np.asarray(scene.bounds_max)
     _semantic(building, "building", 0, (lo + hi) / 2, (hi - lo) / 2, np.eye(3))
     graph.add_node(layers.BUILDINGS, layers.building_id(), building)
-    for room in scene.rooms:
-        poly = shapely.Polygon(room.polygon)
+    for room in rooms:
+        poly = room.polygon
         polys[room.room_id] = poly
         x0, y0, x1, y1 = poly.bounds
         attrs = dsg.RoomNodeAttributes()
         centroid = (poly.centroid.x, poly.centroid.y, scene.wall_height / 2)
         half = ((x1 - x0) / 2, (y1 - y0) / 2, scene.wall_height / 2)
         _semantic(attrs, room.name, layers.ROOM_TYPES.index(room.type), centroid, half, np.eye(3))
-        attrs.metadata.set(
-            {
-                "room_id": room.room_id,
-                "type": room.type,
-                "polygon": [list(p) for p in room.polygon],
-                "area_m2": poly.area,
-            }
-        )
+        meta = {
+            "room_id": room.room_id,
+            "type": room.type,
+            "polygon": [list(p) for p in room.outline],
+            "area_m2": poly.area,
+        }
+        if room.holes:
+            meta["holes"] = [[list(p) for p in hole] for hole in room.holes]
+        attrs.metadata.set(meta)
         graph.add_node(layers.ROOMS, layers.room_id(room.room_id), attrs)
         graph.insert_edge(layers.building_id(), layers.room_id(room.room_id))
     pairs: dict[tuple[int, int], list[int]] = {}
@@ -155,7 +161,7 @@ def _add_objects(
             touching = [
                 rid
                 for rid, poly in polys.items()
-                if rid == obj.room_id or poly.exterior.distance(at) <= WALL_SNAP_M
+                if rid == room or poly.exterior.distance(at) <= WALL_SNAP_M
             ]
             for rid in touching:
                 graph.insert_edge(layers.room_id(rid), node)
@@ -219,19 +225,19 @@ def build_scene_graph(
     tracks: list[AgentTrack],
     *,
     place_spacing_m: float = 0.5,
-    min_clearance_m: float = 0.25,
+    min_clearance_m: float = MIN_CLEARANCE_M,
     mesh: bool = False,
 ) -> dsg.DynamicSceneGraph:
     """The layered graph of a world (rooms, places, structures, objects) and agents' tracks;
-    with `mesh`, also the static geometry as a class-labelled triangle mesh."""
-    if not scene.rooms:
-        raise DsgError("scene has no rooms: a scene graph needs a floor plan")
+    with `mesh`, also the static geometry as a class-labelled triangle mesh. Rooms are the
+    floor plan's, or in a world without rooms the connected regions of its free space."""
     graph = layers.new_graph()
     if mesh:
         graph.mesh = to_spark_mesh(*scene_mesh(scene))
-    polys = _add_rooms(graph, scene)
+    rooms = room_layer(scene, free_grid(scene), min_clearance_m)
+    polys = _add_rooms(graph, scene, rooms.rooms)
     doors = np.array([d.center for d in scene.doors], dtype=float).reshape(-1, 2)
-    places = sample_places(free_grid(scene), doors, place_spacing_m, min_clearance_m)
+    places = sample_places(rooms.grid, doors, place_spacing_m, min_clearance_m)
     if not len(places.xy):
         raise DsgError(f"no free space with clearance >= {min_clearance_m} m for places")
     _add_places(graph, places)
@@ -246,6 +252,7 @@ def build_scene_graph(
             "format_version": FORMAT_VERSION,
             "frames": "world: z up, metres; agent poses are T_world_body (people: pelvis)",
             "scene_seed": scene.seed,
+            "rooms_from": rooms.source,
             "agents": agents,
             "t_start_ns": min(times) if times else None,
             "t_end_ns": max(times) if times else None,
@@ -259,7 +266,7 @@ def build_scene_graph(
 def sequence_graph(
     seq: str | Path, *, agent_rate_hz: int = 10, **options: float | bool
 ) -> dsg.DynamicSceneGraph:
-    """The ground-truth scene graph of a recorded sequence (floor plan from its scene.json)."""
+    """The ground-truth scene graph of a recorded sequence (its world from its scene.json)."""
     reader = open_sequence(seq)
     if not (reader.path / SCENE).is_file():
         raise DsgError(

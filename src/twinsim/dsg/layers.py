@@ -19,7 +19,8 @@ BUILDINGS = 5
 ROBOT_PARTITION = 1
 
 STRUCTURE_CLASSES = ("wall", "floor", "ceiling", "door_frame")
-ROOM_TYPES = ("living_room", "kitchen", "bedroom", "bathroom", "corridor", "office")
+#: floor-plan room types, then `open_area` (a connected region of a roomless world's free space)
+ROOM_TYPES = ("living_room", "kitchen", "bedroom", "bathroom", "corridor", "office", "open_area")
 DOOR_LABEL = "door"
 
 

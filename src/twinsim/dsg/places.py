@@ -1,6 +1,7 @@
-"""Places: free-space nodes sampled from the floor plan's distance field, with traversable edges.
+"""Places: free-space nodes sampled from the floor's distance field, with traversable edges.
 
-The free space is the floor plan's rooms and door openings minus every static obstacle whose
+The free space is the floor (a floor plan's rooms and door openings, or the floor objects of a
+world without rooms, `twinsim.scene.free_space.floor_region`) minus every static obstacle whose
 height range overlaps the band an agent occupies (`twinsim.scene.free_space.build_free_space`);
 its distance transform gives each grid cell's clearance. A place is the cell of largest
 clearance in each `spacing_m` block (a sampled medial axis, like Kimera's GVD places), plus one
@@ -70,7 +71,7 @@ class Places:
 
 
 def free_grid(scene: SceneSpec, cell_m: float = 0.05) -> FreeGrid:
-    """The clearance grid of a scene's floor plan in the agents' height band."""
+    """The clearance grid of a scene's floor in the agents' height band."""
     space: FreeSpace = build_free_space(
         floor_region(scene),
         scene.objects,

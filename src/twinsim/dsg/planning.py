@@ -52,7 +52,7 @@ def _require_clear(grid: FreeGrid, name: str, xy: np.ndarray, min_clearance_m: f
     if not inside or grid.clearance_m[iy, ix] < min_clearance_m:
         raise NoPathError(
             f"{name} {_fmt(xy)} has less than {min_clearance_m} m clearance (inside or next to an "
-            "obstacle or wall, or outside the floor plan)"
+            "obstacle or wall, or outside the floor)"
         )
     return int(iy), int(ix)
 
@@ -144,7 +144,7 @@ class HierarchicalPlanner:
     def _room(self, xy: np.ndarray) -> int:
         room = self.queries.room_at(xy)
         if room is None:
-            raise NoPathError(f"point {_fmt(xy)} is in no room of the floor plan")
+            raise NoPathError(f"point {_fmt(xy)} is in no room of the scene graph")
         return room.room_id
 
     def _snap(self, xy: np.ndarray, allowed: set[int]) -> list[tuple[int, float]]:
@@ -167,12 +167,19 @@ class HierarchicalPlanner:
         for name, xy in (("start", start), ("goal", goal)):
             _require_clear(self.grid, name, xy, self.min_clearance_m)
         a, b = self._room(start), self._room(goal)
-        rooms, expanded = astar(
-            a,
-            b,
-            self.room_edges.__getitem__,
-            lambda r: float(np.linalg.norm(self.centre[r] - self.centre[b])),
-        )
+        try:
+            rooms, expanded = astar(
+                a,
+                b,
+                self.room_edges.__getitem__,
+                lambda r: float(np.linalg.norm(self.centre[r] - self.centre[b])),
+            )
+        except NoPathError:
+            names = self.queries.rooms[a].name, self.queries.rooms[b].name
+            raise NoPathError(
+                f"no path from {_fmt(start)} in room {names[0]} to {_fmt(goal)} in room "
+                f"{names[1]}: no door or passage joins them"
+            ) from None
         for allowed in (set(rooms), set(self.centre)):  # the chosen rooms, else every room
             found = self._place_path(start, goal, allowed)
             if found is not None:

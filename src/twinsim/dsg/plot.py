@@ -18,6 +18,7 @@ _ROOM_COLOURS = {
     "bathroom": "#e6dcf0",
     "corridor": "#eeeeee",
     "office": "#f5dada",
+    "open_area": "#f2efe6",
 }
 
 

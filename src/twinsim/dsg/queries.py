@@ -77,7 +77,7 @@ class SceneGraphQueries:
         self.rooms: dict[int, Room] = {}
         for node in graph.get_layer(layers.ROOMS).nodes:
             m = node.attributes.metadata.get()
-            poly = shapely.Polygon(m["polygon"])
+            poly = shapely.Polygon(m["polygon"], m.get("holes"))
             self.rooms[m["room_id"]] = Room(m["room_id"], node.attributes.name, m["type"], poly)
         self._agents = {a["name"]: a["partition"] for a in meta["agents"]}
         self._tracks: dict[str, _Track] = {}
@@ -138,7 +138,8 @@ class SceneGraphQueries:
         return T
 
     def room_at(self, xy) -> Room | None:
-        """The room whose floor-plan polygon holds world point xy (z ignored), or None."""
+        """The room whose polygon (floor plan or free-space region) holds world point xy (z
+        ignored), or None."""
         point = shapely.Point(float(xy[0]), float(xy[1]))
         for room in self.rooms.values():
             if room.polygon.covers(point):

@@ -12,8 +12,6 @@ from twinsim.dsg.errors import DsgError
 from twinsim.scene.spec import SceneSpec
 from twinsim.sequence.reader import SequenceReader
 
-ROBOT = "robot"
-
 
 @dataclass(frozen=True)
 class AgentTrack:
@@ -26,23 +24,27 @@ class AgentTrack:
 
 
 def sequence_tracks(reader: SequenceReader, rate_hz: int) -> list[AgentTrack]:
-    """The robot's ground-truth poses and each person's pelvis pose, every 1/rate_hz seconds.
+    """Each robot's ground-truth poses and each person's pelvis pose, every 1/rate_hz seconds.
 
-    The robot's samples are those of `groundtruth_body` kept at `rate_hz` (which must divide its
-    rate); people are posed at the same instants by their motion, a pure function of time.
+    A robot's samples are those of its `groundtruth_body` kept at `rate_hz` (which must divide
+    its rate); its track is named after it (`robot` for the robot of a one-robot run). People
+    are posed at the first robot's instants by their motion, a pure function of time.
     """
-    info = reader.stream_info("groundtruth_body")
-    gt_rate = int(info["rate_hz"])
-    if rate_hz <= 0 or gt_rate % rate_hz:
-        divisors = [r for r in range(1, gt_rate + 1) if gt_rate % r == 0]
-        raise DsgError(
-            f"agent rate_hz={rate_hz} must divide the ground-truth pose rate {gt_rate} Hz; "
-            f"allowed: {', '.join(map(str, divisors))}"
-        )
-    t_ns, T = reader.groundtruth("groundtruth_body")
-    stride = gt_rate // rate_hz
-    t_ns, T = t_ns[::stride], T[::stride]
-    return [AgentTrack(ROBOT, "robot", t_ns, T), *people_tracks(reader.scene, t_ns)]
+    tracks = []
+    for robot in reader.robots:
+        own = reader.for_robot(robot)
+        info = own.stream_info("groundtruth_body")
+        gt_rate = int(info["rate_hz"])
+        if rate_hz <= 0 or gt_rate % rate_hz:
+            divisors = [r for r in range(1, gt_rate + 1) if gt_rate % r == 0]
+            raise DsgError(
+                f"agent rate_hz={rate_hz} must divide the ground-truth pose rate {gt_rate} Hz; "
+                f"allowed: {', '.join(map(str, divisors))}"
+            )
+        t_ns, T = own.groundtruth("groundtruth_body")
+        stride = gt_rate // rate_hz
+        tracks.append(AgentTrack(robot, "robot", t_ns[::stride], T[::stride]))
+    return [*tracks, *people_tracks(reader.scene, tracks[0].t_ns)]
 
 
 def people_tracks(scene: SceneSpec, t_ns: np.ndarray) -> list[AgentTrack]:

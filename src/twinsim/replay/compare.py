@@ -5,6 +5,15 @@
   difference plus the largest absolute one, over the timestamps both streams have;
 - camera streams: RGB SSIM (scikit-image, per frame, colour), depth mean absolute difference
   (metres, every pixel) and depth SSIM, as mean, std and worst frame;
+- LiDAR streams, over the sweeps both have: the deviation of the sweep poses per axis, point
+  counts, and beam by beam (ring and column, the column from the point's azimuth) the range
+  differences where both returned (per-sweep mean absolute difference as mean, std and worst
+  sweep, and the largest one), the share of those beams that hit another instance, and the
+  returns only one of them has;
+- event cameras: event counts and rates (events per second of recorded time), whether the
+  event arrays are identical, how many events both have (same time, pixel and polarity), and
+  how differently the pixels fire: sum |n_B(pixel) − n_A(pixel)| / sum (n_A + n_B), 0 when
+  every pixel fires as often in both, 1 when no pixel fires in both;
 - other tables (IMU, odometry, …): the largest absolute difference of any value.
 """
 
@@ -18,8 +27,12 @@ from skimage.metrics import structural_similarity
 
 from twinsim.errors import SequenceError
 from twinsim.sequence import open_sequence
+from twinsim.sequence.reader import SequenceReader
+from twinsim.sequence.scans import EventData, LidarScan, event_records
 
 AXES = ("x", "y", "z", "roll", "pitch", "yaw")
+EVENT_CAMERA = "event_camera"
+EVENT_TYPES = (EVENT_CAMERA, "events")  # `events`: the type's name before it was renamed
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
@@ -57,6 +70,8 @@ def _ssim(a: np.ndarray, b: np.ndarray, data_range: float, channel_axis: int | N
 
 def _summary(values: list[float], worst: str) -> dict[str, float]:
     arr = np.asarray(values, dtype=float)
+    if not len(arr):
+        return {"mean": float("nan"), "std": float("nan"), worst: float("nan")}
     pick = arr.min() if worst == "min" else arr.max()
     return {"mean": float(arr.mean()), "std": float(arr.std()), worst: float(pick)}
 
@@ -84,6 +99,117 @@ def _camera(seq_a, seq_b, name: str, stride: int) -> dict:
     }
 
 
+def _beam_grid(seq: SequenceReader, name: str) -> tuple[int, int]:
+    info = seq.stream_info(name)
+    try:
+        return int(info["rings"]), int(info["columns"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SequenceError(
+            f"{seq.path}/metadata.json: LiDAR {name} needs rings and columns ({exc})"
+        ) from None
+
+
+def _beams(scan: LidarScan, columns: int) -> np.ndarray:
+    """Beam index ring * columns + column of every point; column j points at azimuth
+    π − 2πj/columns and a point lies on its beam (LiDAR frame at its capture time)."""
+    pts = scan.points.astype(np.float64)
+    azimuth = np.arctan2(pts[:, 1], pts[:, 0])
+    column = np.rint((np.pi - azimuth) * columns / (2 * np.pi)).astype(np.int64) % columns
+    return scan.ring.astype(np.int64) * columns + column
+
+
+def _lidar(seq_a: SequenceReader, seq_b: SequenceReader, name: str) -> dict:
+    lidar_a, lidar_b = seq_a.lidar(name), seq_b.lidar(name)
+    grid_a, grid_b = _beam_grid(seq_a, name), _beam_grid(seq_b, name)
+    if grid_a != grid_b:
+        raise SequenceError(
+            f"{name}: {grid_a[0]} rings x {grid_a[1]} columns in A and {grid_b[0]} x "
+            f"{grid_b[1]} in B; LiDAR sweeps compare beam by beam"
+        )
+    ia, ib = _common(lidar_a.t_ns, lidar_b.t_ns)
+    if not len(ia):
+        return {"scans": 0}
+    counts = np.zeros((len(ia), 2), dtype=np.int64)
+    identical = len(ia) == len(lidar_a) == len(lidar_b)
+    mae, largest, changed, paired = [], 0.0, 0, 0
+    for k, (i, j) in enumerate(zip(ia, ib, strict=True)):
+        sa, sb = lidar_a[int(i)], lidar_b[int(j)]
+        counts[k] = len(sa), len(sb)
+        identical = identical and np.array_equal(sa.to_records(), sb.to_records())
+        _, pa, pb = np.intersect1d(
+            _beams(sa, grid_a[1]), _beams(sb, grid_a[1]), return_indices=True
+        )
+        if not len(pa):
+            continue
+        diff = np.abs(sb.range[pb].astype(np.float64) - sa.range[pa].astype(np.float64))
+        mae.append(float(diff.mean()))
+        largest = max(largest, float(diff.max()))
+        changed += int(np.count_nonzero(sa.instance[pa] != sb.instance[pb]))
+        paired += len(pa)
+    T_a, T_b = lidar_a.T_world_lidar[ia], lidar_b.T_world_lidar[ib]
+    return {
+        "scans": len(ia),
+        "identical": bool(identical and np.array_equal(T_a, T_b)),
+        "pose": pose_deviation(T_a, T_b),
+        "points": {"a": int(counts[:, 0].sum()), "b": int(counts[:, 1].sum())},
+        "count_difference": _stats(counts[:, 1] - counts[:, 0]),
+        "beams_in_both": paired,
+        "returns_only_in_a": int(counts[:, 0].sum()) - paired,
+        "returns_only_in_b": int(counts[:, 1].sum()) - paired,
+        "range_mae_m": _summary(mae, "max"),
+        "range_max_abs_m": largest if paired else float("nan"),
+        "instance_changed": changed / paired if paired else float("nan"),
+    }
+
+
+def _duration_s(seq: SequenceReader) -> float:
+    """Recorded simulation time of a sequence, from its step range."""
+    try:
+        k0, k1 = seq.metadata["recorded_steps"]
+        duration = (int(k1) - int(k0)) / int(seq.metadata["physics_hz"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise SequenceError(
+            f"{seq.path}/metadata.json: needs recorded_steps and physics_hz ({exc})"
+        ) from None
+    if duration <= 0:
+        raise SequenceError(f"{seq.path}/metadata.json: recorded_steps span no time")
+    return duration
+
+
+def _pixel_counts(ev: EventData) -> np.ndarray:
+    index = ev.y.astype(np.int64) * ev.width + ev.x.astype(np.int64)
+    return np.bincount(index, minlength=ev.width * ev.height)
+
+
+def _events(seq_a: SequenceReader, seq_b: SequenceReader, name: str) -> dict:
+    ev_a, ev_b = seq_a.events(name), seq_b.events(name)
+    if (ev_a.width, ev_a.height) != (ev_b.width, ev_b.height):
+        raise SequenceError(
+            f"{name}: events are {ev_a.width}x{ev_a.height} in A and "
+            f"{ev_b.width}x{ev_b.height} in B"
+        )
+    rec_a = event_records(ev_a.x, ev_a.y, ev_a.t_ns, ev_a.polarity)
+    rec_b = event_records(ev_b.x, ev_b.y, ev_b.t_ns, ev_b.polarity)
+    shared = len(np.intersect1d(rec_a, rec_b))
+    rate_a, rate_b = len(ev_a) / _duration_s(seq_a), len(ev_b) / _duration_s(seq_b)
+    n_a, n_b = _pixel_counts(ev_a), _pixel_counts(ev_b)
+    total = int(n_a.sum() + n_b.sum())
+    return {
+        "events": {"a": len(ev_a), "b": len(ev_b)},
+        "identical": bool(np.array_equal(rec_a, rec_b)),
+        "shared_events": shared,
+        "events_only_in_a": len(ev_a) - shared,
+        "events_only_in_b": len(ev_b) - shared,
+        "rate_hz": {"a": rate_a, "b": rate_b, "difference": rate_b - rate_a},
+        "pixel_count_difference": float(np.abs(n_b - n_a).sum() / total) if total else 0.0,
+    }
+
+
+def _kind(seq: SequenceReader, name: str) -> str | None:
+    kind = seq.stream_info(name).get("type")
+    return EVENT_CAMERA if kind in EVENT_TYPES else kind
+
+
 def _table(seq_a, seq_b, name: str) -> dict:
     ta, tb = seq_a.table(name), seq_b.table(name)
     ia, ib = _common(ta["t_ns"], tb["t_ns"])
@@ -95,17 +221,26 @@ def _table(seq_a, seq_b, name: str) -> dict:
 
 
 def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> dict:
-    """Compare every stream the two sequences share (cameras every `stride`-th frame)."""
+    """Compare every stream the two sequences share, each by its type: poses, cameras (every
+    `stride`-th frame), LiDARs, event cameras, and tables."""
     if stride < 1:
         raise SequenceError(f"stride={stride} must be >= 1")
     seq_a, seq_b = open_sequence(a), open_sequence(b)
     shared = [s for s in seq_a.streams if s in seq_b.streams]
     if not shared:
         raise SequenceError(f"{a} and {b} share no stream")
-    result: dict = {"a": str(a), "b": str(b), "poses": {}, "cameras": {}, "tables": {}}
+    result: dict = {
+        "a": str(a),
+        "b": str(b),
+        "poses": {},
+        "cameras": {},
+        "lidars": {},
+        "event_cameras": {},
+        "tables": {},
+    }
     for name in shared:
-        kind = seq_a.stream_info(name).get("type")
-        if kind != seq_b.stream_info(name).get("type"):
+        kind = _kind(seq_a, name)
+        if kind != _kind(seq_b, name):
             continue
         if kind == "pose":
             t_a, T_a = seq_a.groundtruth(name)
@@ -114,6 +249,10 @@ def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> dict:
             result["poses"][name] = {"samples": len(ia)} | pose_deviation(T_a[ia], T_b[ib])
         elif kind == "camera":
             result["cameras"][name] = _camera(seq_a, seq_b, name, stride)
+        elif kind == "lidar":
+            result["lidars"][name] = _lidar(seq_a, seq_b, name)
+        elif kind == EVENT_CAMERA:
+            result["event_cameras"][name] = _events(seq_a, seq_b, name)
         else:
             result["tables"][name] = _table(seq_a, seq_b, name)
     result["only_in_a"] = [s for s in seq_a.streams if s not in seq_b.streams]

@@ -83,7 +83,7 @@ def _raw_cost(seq_path: Path, n_frames: int) -> float:
     qpos_cols = [c for c in state if c.startswith("qpos_")]
     times = []
     for i in rows:
-        world.set_robot_state(
+        world.robot().set_state(
             [state[c][i] for c in qpos_cols],
             [state[c.replace("qpos", "qvel")][i] for c in qpos_cols],
         )

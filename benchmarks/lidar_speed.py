@@ -106,7 +106,7 @@ def _measure(scene, world, sweeps: int) -> tuple[list[dict], dict, float]:
     runs, scanners = [], []
     for caster, workers in CASTERS:
         t0 = time.perf_counter()
-        scanners.append(LidarScanner(world, sensor, steps, workers, caster))
+        scanners.append(LidarScanner(world.robot(), sensor, steps, workers, caster))
         setup = time.perf_counter() - t0
         runs.append(
             {"caster": caster, "workers": workers, "setup_seconds": setup, "seconds": 0.0}
@@ -114,9 +114,9 @@ def _measure(scene, world, sweeps: int) -> tuple[list[dict], dict, float]:
         )
     parts = split_world(world)
     casters = {
-        "embree": RayCaster(world.model, world.robot_body, 1, parts),
-        "split": RayCaster(world.model, world.robot_body, 1, parts, boxes=False),
-        "whole": RayCaster(world.model, world.robot_body, 1),
+        "embree": RayCaster(world.model, world.robot().body_id, 1, parts),
+        "split": RayCaster(world.model, world.robot().body_id, 1, parts, boxes=False),
+        "whole": RayCaster(world.model, world.robot().body_id, 1),
     }
     agreement = {"embree": _Agreement(), "split": _Agreement()}
     cast_seconds = 0.0
@@ -129,10 +129,10 @@ def _measure(scene, world, sweeps: int) -> tuple[list[dict], dict, float]:
             for s in range(steps):
                 t = 1.0 + (i * steps + s) / 240
                 ref = traj.reference(t)
-                world.set_robot_state(pose_to_qpos(ref.pos, ref.yaw), np.zeros(6))
+                world.robot().set_state(pose_to_qpos(ref.pos, ref.yaw), np.zeros(6))
                 world.pose_actors(t)
                 world.step_begin()
-                T = world.T_world_body() @ T_body_lidar
+                T = world.robot().T_world_body() @ T_body_lidar
                 for run, scanner in zip(runs, scanners, strict=True):
                     t0, c0 = time.perf_counter(), time.process_time()
                     if s == 0:

@@ -105,8 +105,8 @@ def box_room_scene(
         textures=(),
         materials=tuple(MaterialSpec(name=n, rgba=c) for n, c in colors.items()),
         lights=(LightSpec(name="sun", pos=(0, 0, 2.4), diffuse=(0.7, 0.7, 0.7)),),
-        robot=make_robot(start, start_yaw),
-        sensors=resolve_sensors(cfg),
+        robots=(make_robot(start, start_yaw),),
+        sensors=resolve_sensors(cfg.robot.sensors),
     )
 
 
@@ -148,7 +148,7 @@ def box_world(gl_backend):
 
 def place(world, pos, yaw=0.0, pitch=0.0, roll=0.0) -> None:
     """Teleport the robot to a pose, at rest."""
-    world.set_robot_state(np.array([*pos, yaw, pitch, roll], float), np.zeros(6))
+    world.robot().set_state(np.array([*pos, yaw, pitch, roll], float), np.zeros(6))
 
 
 def digest_folder(folder: Path) -> dict[str, str]:

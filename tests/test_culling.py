@@ -45,7 +45,7 @@ def test_culled_render_equals_full_render(crowded_world):
     try:
         for t, q in _poses(scene, 12):
             world.pose_actors(t)
-            world.set_robot_state(q, np.zeros(6))
+            world.robot().set_state(q, np.zeros(6))
             a, b = culled.render(world.data), full.render(world.data)
             np.testing.assert_array_equal(a.rgb, b.rgb)
             np.testing.assert_array_equal(a.depth, b.depth)
@@ -74,7 +74,7 @@ def test_segmentation_lookup_matches_mujoco_scene(crowded_world):
     try:
         for t, q in _poses(scene, 4):
             world.pose_actors(t)
-            world.set_robot_state(q, np.zeros(6))
+            world.robot().set_state(q, np.zeros(6))
             renderer.render(world.data)
             stored = renderer._scene.geoms[: renderer._scene.ngeom]
             expected = np.full(2**16, -1, np.int32)

@@ -271,7 +271,7 @@ def test_planned_camera_pose_follows_the_path():
         PathPoint(t_s=4.0, pos=(2.0, 1.0, 1.3), yaw=1.0),
     )
     robot = make_robot().model_copy(update={"path": path})
-    cam = next(s for s in resolve_sensors(TwinsimConfig()) if s.type == "camera")
+    cam = next(s for s in resolve_sensors(TwinsimConfig().robot.sensors) if s.type == "camera")
     pose = planned_camera_pose(robot, cam)
     T = pose(4.0)
     body_x = np.array([math.cos(1.0), math.sin(1.0), 0.0])

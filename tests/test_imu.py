@@ -20,7 +20,7 @@ def _flight(scene, path, duration_s, tmp_path, horizontal=False):
         sim={"duration_s": duration_s, "bootstrap_s": 0.5},
         cameras={"cam0": CameraConfig(width=32, height=24, rate_hz=10)},
     )
-    scene = scene.model_copy(update={"robot": robot})
+    scene = scene.model_copy(update={"robots": (robot,)})
     return open_sequence(record(scene, cfg, tmp_path / "seq"))
 
 

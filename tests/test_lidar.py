@@ -54,10 +54,10 @@ def lidar_world(gl_backend):
         imus={"imu0": ImuConfig()},
         lidars={"lidar0": lidar},
     )
-    scene = box_room_scene().model_copy(update={"sensors": resolve_sensors(cfg)})
+    scene = box_room_scene().model_copy(update={"sensors": resolve_sensors(cfg.robot.sensors)})
     world = World(scene, RenderConfig(shadow_size=0), physics_hz=240)
     sensor = next(s for s in scene.sensors if s.type == "lidar")
-    scanner = LidarScanner(world, sensor, STEPS)
+    scanner = LidarScanner(world.robot(), sensor, STEPS)
     yield world, sensor, scanner
     scanner.close()
     world.close()
@@ -70,7 +70,7 @@ def _sweep(lidar_world, yaw_of_step):
     poses = []
     for s in range(STEPS):
         place(world, POS, yaw=yaw_of_step(s))
-        T = world.T_world_body() @ T_body_lidar
+        T = world.robot().T_world_body() @ T_body_lidar
         if s == 0:
             scanner.begin(0, 0, T)
         scanner.cast_sector(s, s * STEP_NS, T)
@@ -156,7 +156,7 @@ def test_scan_while_turning_is_distorted_and_stamped_across_the_sweep(lidar_worl
 def test_unknown_caster_is_named(lidar_world):
     world, sensor, _ = lidar_world
     with pytest.raises(ValueError, match="caster='fast'; allowed: embree, split, whole"):
-        LidarScanner(world, sensor, STEPS, caster="fast")
+        LidarScanner(world.robot(), sensor, STEPS, caster="fast")
 
 
 def test_sectors_cover_every_column_once():
@@ -213,7 +213,7 @@ def live_world(gl_backend):
     cfg = load_config("tiny", ["people.count=4", "flying_objects.count=3"], seed=4)
     scene = build_scene(cfg)
     world = World(scene, cfg.render, cfg.sim.physics_hz)
-    caster = RayCaster(world.model, world.robot_body, workers=2, split=split_world(world))
+    caster = RayCaster(world.model, world.robot().body_id, workers=2, split=split_world(world))
     yield world, caster
     caster.close()
     world.close()
@@ -222,7 +222,7 @@ def live_world(gl_backend):
 def _pose(world, pos, t: float) -> None:
     from twinsim.robots.drone import pose_to_qpos
 
-    world.set_robot_state(pose_to_qpos(np.asarray(pos), 0.0), np.zeros(6))
+    world.robot().set_state(pose_to_qpos(np.asarray(pos), 0.0), np.zeros(6))
     world.pose_actors(t)
     world.step_begin()
 
@@ -237,7 +237,7 @@ def _mujoco_cast(world, origin, dirs, max_range):
     geom, dist, normal = np.empty(n, np.int32), np.empty(n), np.empty(3 * n)
     mujoco.mj_multiRay(
         world.model, world.data, np.asarray(origin, float), dirs.reshape(-1), groups, 1,
-        world.robot_body, geom, dist, normal, n, float(max_range),
+        world.robot().body_id, geom, dist, normal, n, float(max_range),
     )  # fmt: skip
     return geom, dist, normal.reshape(n, 3)
 
@@ -275,7 +275,7 @@ def test_ray_caster_matches_mujoco_on_the_live_world(live_world):
     assert len(boxes) > 20 and np.isin(boxes, static).all()
     kinds = {int(mujoco.mjtGeom.mjGEOM_BOX), int(mujoco.mjtGeom.mjGEOM_MESH)}
     assert set(world.model.geom_type[boxes].tolist()) <= kinds
-    split = RayCaster(world.model, world.robot_body, 2, split_world(world), boxes=False)
+    split = RayCaster(world.model, world.robot().body_id, 2, split_world(world), boxes=False)
     assert len(split.box_geoms) == 0
     rng = np.random.default_rng(0)
     dirs = rng.normal(size=(3000, 3))
@@ -350,7 +350,7 @@ def test_ray_caster_is_deterministic_across_builds(live_world):
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
     origin = np.array(world.scene.robot.start_pos)
     _pose(world, origin, 1.1)
-    others = [RayCaster(world.model, world.robot_body, w, split_world(world)) for w in (2, 1)]
+    others = [RayCaster(world.model, world.robot().body_id, w, split_world(world)) for w in (2, 1)]
     try:
         answers = [c.cast(world.data, origin, dirs, 40.0) for c in (caster, *others)]
     finally:

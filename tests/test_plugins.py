@@ -262,7 +262,9 @@ def test_a_robot_kind_from_a_test_module_records_a_valid_sequence(glide_sequence
     report = validate_sequence(glide_sequence)
     assert report.ok, report.problems
     seq = open_sequence(glide_sequence)
-    assert seq.metadata["config"]["robot"] == {
+    robot = dict(seq.metadata["config"]["robots"]["robot"])
+    assert sorted(robot.pop("sensors")) == ["alt0", "cam0", "imu0"]  # tiny's, and the test's
+    assert robot == {
         "kind": "glide",
         "mass_kg": 3.0,
         "height_m": 1.2,
@@ -349,7 +351,7 @@ def test_an_unknown_robot_kind_lists_the_registered_ones(tmp_path):
 
 
 def test_a_misspelt_field_of_a_robot_kind_lists_that_kinds_fields():
-    with pytest.raises(ConfigError, match=r"'robot\.mas_kg'; allowed here: kind, mass_kg"):
+    with pytest.raises(ConfigError, match=r"'robot\.mas_kg'; allowed here: kind, sensors, mass_kg"):
         load_config("tiny", ["robot.mas_kg=2"])
 
 

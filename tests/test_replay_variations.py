@@ -162,7 +162,7 @@ def test_added_camera_poses_follow_the_body_at_its_own_rate(source, stereo_twin)
 def test_changing_a_camera_keeps_its_other_settings(source):
     src = load_source(source)
     plan = plan_twin(src, Variations(cameras={"cam0": {"rpy_deg": [0, 20, 0]}}))
-    before, after = src.config.sensors["cam0"], plan.config.sensors["cam0"]
+    before, after = src.config.robot.sensors["cam0"], plan.config.robot.sensors["cam0"]
     assert after.rpy_deg == (0, 20, 0) and after.width == before.width == 96
     assert after.model_copy(update={"rpy_deg": before.rpy_deg}) == before
     with pytest.raises(ConfigError, match=r"cameras\.cam0\.hfov_deg"):

@@ -89,7 +89,7 @@ def test_drone_follows_its_path_within_limits(tiny_run):
     odo = seq.table("odometry")
     speed = np.linalg.norm(np.stack([odo["vx"], odo["vy"], odo["vz"]], axis=1), axis=1)
     assert speed.max() <= 0.5 + 0.05
-    cfg = seq.metadata["config"]["robot"]
+    cfg = seq.metadata["config"]["robots"]["robot"]
     state = seq.table("robot_state")
     tilt = np.abs(np.stack([state["qpos_roll"], state["qpos_pitch"]]))
     assert tilt.max() <= np.deg2rad(cfg["max_roll_pitch_deg"])

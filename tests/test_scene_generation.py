@@ -49,7 +49,7 @@ def _furniture(layout: ApartmentLayout) -> list[ObjectSpec]:
 
 def _scene(layout: ApartmentLayout, seed: int) -> SceneSpec:
     robot = make_robot(start=(0.0, 0.0, 1.0))
-    return layout.to_scene(seed, robot)
+    return layout.to_scene(seed, (robot,))
 
 
 def _world_boxes(objects: list[ObjectSpec]) -> np.ndarray:

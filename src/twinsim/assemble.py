@@ -34,11 +34,13 @@ from twinsim.scene.spec import (
     PersonSpec,
     RobotSpec,
     SceneSpec,
+    SensorSpec,
     TextureSpec,
 )
 from twinsim.sensors.rig import resolve_sensors
 
 START_CLEARANCE_M = 1.0  # the robot starts at least this far from any person's walking trace
+ROBOT_START_GAP_M = 1.5  # robots start at least this far apart (centre to centre, in x, y)
 
 
 @dataclass(frozen=True)
@@ -153,39 +155,60 @@ def make_actors(
 
 
 def build_scene(cfg: TwinsimConfig) -> SceneSpec:
-    """Resolve a config into a complete world: layout, people, robot path, flying objects, sensors.
+    """Resolve a config into a complete world: layout, people, robot paths, flying objects,
+    sensors.
 
     The layout comes from the generator `cfg.scene.generator` names. Each stage draws from its
-    own stream of the seed, so adding people or flying objects to a config keeps the same world.
+    own stream of the seed, so adding people or flying objects to a config keeps the same world;
+    the first robot plans from the flight stream, each further robot from a stream of its own.
     """
-    layout_rng, people_rng, flight_rng, objects_rng = (
-        np.random.default_rng(s) for s in np.random.SeedSequence(cfg.seed).spawn(4)
-    )
+    seeds = np.random.SeedSequence(cfg.seed).spawn(3 + len(cfg.robots))
+    layout_rng, people_rng, flight_rng, objects_rng = (np.random.default_rng(s) for s in seeds[:4])
     total_s = cfg.sim.bootstrap_s + cfg.sim.duration_s
     layout = GENERATORS.get(cfg.scene.generator).generate(cfg.scene, layout_rng)
     first_id = max(o.instance_id for o in layout.objects) + 1
     actors = make_actors(
         layout, cfg.people, cfg.flying_objects, total_s, people_rng, objects_rng, first_id
     )
-    traces = actors.traces
-    robot = ROBOTS.get(cfg.robot.kind).resolve(
-        cfg.robot,
-        layout,
-        total_s,
-        flight_rng,
-        start_allowed=(
-            (lambda xy: clear_of_traces(xy, traces, START_CLEARANCE_M))
-            if traces is not None
-            else None
-        ),
-    )
-    sensors = resolve_sensors(cfg)
+    robots: list[RobotSpec] = []
+    sensors: list[SensorSpec] = []
+    robot_rngs = [flight_rng, *(np.random.default_rng(s) for s in seeds[4:])]
+    for (name, robot_cfg), rng in zip(cfg.robots.items(), robot_rngs, strict=True):
+        start_allowed = _start_filter(actors.traces, [r.start_pos for r in robots])
+        robot = ROBOTS.get(robot_cfg.kind).resolve(
+            robot_cfg, layout, total_s, rng, start_allowed=start_allowed
+        )
+        robots.append(robot.model_copy(update={"name": name}))
+        sensors += resolve_sensors(robot_cfg.sensors, name)
     if cfg.flying_objects.pass_in_front:
         occluder, materials = _occluder(
-            robot, sensors, layout, total_s, objects_rng, actors.next_id
+            robots[0], sensors, layout, total_s, objects_rng, actors.next_id
         )
         actors = actors.with_flying(occluder, materials)
-    return actors.into(layout.to_scene(cfg.seed, robot, sensors))
+    if len(robots) > 1:  # each is an instance the others' cameras see, numbered after the rest
+        first_robot_id = actors.next_id
+        robots = [
+            r.model_copy(update={"instance_id": first_robot_id + i}) for i, r in enumerate(robots)
+        ]
+    return actors.into(layout.to_scene(cfg.seed, tuple(robots), tuple(sensors)))
+
+
+def _start_filter(traces: TraceMap | None, others: Sequence[Sequence[float]]):
+    """Where a robot may start: clear of people's traces and of the robots placed before it."""
+    if traces is None and not others:
+        return None
+    taken = np.array([p[:2] for p in others], dtype=float).reshape(-1, 2)
+
+    def allowed(xy: np.ndarray) -> np.ndarray:
+        ok = np.ones(len(xy), dtype=bool)
+        if traces is not None:
+            ok &= clear_of_traces(xy, traces, START_CLEARANCE_M)
+        if len(taken):
+            gaps = np.linalg.norm(xy[:, None, :] - taken[None], axis=2)
+            ok &= gaps.min(axis=1) >= ROBOT_START_GAP_M
+        return ok
+
+    return allowed
 
 
 def _occluder(robot: RobotSpec, sensors, layout, total_s: float, rng, instance_id: int):

@@ -13,79 +13,24 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from twinsim.config_shorthands import (
+    DEFAULT_ROBOT,
+    SENSOR_SECTIONS,
+    fold_robots,
+    kind_default_sensors,
+    merge,
+    shorthand_paths,
+)
 from twinsim.configmodel import ConfigModel, format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.generators import GENERATORS
-from twinsim.sensors.registry import SENSORS
 
-SENSOR_CONFIG = keyed_config(SENSORS, "kind", None)
-#: the config sections of format 1, one per sensor kind, folded into `sensors`
-SENSOR_SECTIONS = {
-    "cameras": "camera",
-    "imus": "imu",
-    "lidars": "lidar",
-    "event_cameras": "event_camera",
-}
-
-
-def _robot_default_sensors(data: dict[str, Any]) -> dict[str, Any]:
-    """The default sensors (as settings) of the robot kind a config's data names."""
-    robot = data.get("robot")
-    kind = robot.get("kind", "drone") if isinstance(robot, dict) else "drone"
-    return dict(ROBOTS.get(kind).default_sensors()) if kind in ROBOTS else {}
-
-
-def _fields(entry: Any) -> dict[str, Any]:
-    """A sensor entry's settings as a mapping (an entry may already be a validated model)."""
-    if isinstance(entry, BaseModel):
-        return entry.model_dump()
-    return dict(entry) if isinstance(entry, dict) else {}
-
-
-def fold_sensor_sections(data: dict[str, Any]) -> dict[str, Any]:
-    """`cameras:`, `imus:`, `lidars:`, `event_cameras:` (format 1's sections, still accepted as
-    shorthands) folded into the one `sensors:` mapping keyed by name, each entry with its kind.
-
-    Without a `sensors` mapping (a format-1 config), each section replaces the robot's default
-    sensors of its kind, in the kind order of format 1; with one, a section's entries update
-    the sensor of that name (same kind) or add one, and an empty section removes its kind.
-    """
-    sections = {key: data[key] for key in SENSOR_SECTIONS if key in data}
-    if not sections:
-        return data if "sensors" in data else data | {"sensors": _robot_default_sensors(data)}
-    out = {k: v for k, v in data.items() if k not in SENSOR_SECTIONS}
-    for key, entries in sections.items():
-        if not isinstance(entries, dict):
-            raise ValueError(f"{key} must be a mapping of sensor names to settings")
-    if "sensors" not in data:
-        defaults = _robot_default_sensors(data)
-        sensors: dict[str, Any] = {}
-        for key, sensor_kind in SENSOR_SECTIONS.items():
-            if key in sections:
-                for name, fields in sections[key].items():
-                    sensors[name] = {**_fields(fields), "kind": sensor_kind}
-            else:
-                sensors |= {n: f for n, f in defaults.items() if f["kind"] == sensor_kind}
-        return out | {"sensors": sensors}
-    sensors = dict(data["sensors"] or {})
-    for key, entries in sections.items():
-        if not entries:  # an empty section removes every sensor of its kind
-            kind = SENSOR_SECTIONS[key]
-            sensors = {n: f for n, f in sensors.items() if _fields(f).get("kind") != kind}
-        for name, fields in entries.items():
-            current = _fields(sensors.get(name))
-            if current.get("kind", SENSOR_SECTIONS[key]) != SENSOR_SECTIONS[key]:
-                raise ValueError(
-                    f"{key}.{name}: sensor {name!r} is a {current['kind']}, not a "
-                    f"{SENSOR_SECTIONS[key]}"
-                )
-            sensors[name] = {**current, **_fields(fields), "kind": SENSOR_SECTIONS[key]}
-    return out | {"sensors": sensors}
-
+ROBOT_CONFIG = keyed_config(ROBOTS, "kind", "drone")
+__all__ = ["DEFAULT_ROBOT", "SENSOR_SECTIONS", "TwinsimConfig", "load_config", "validate_config"]
 
 _Config = ConfigModel
 
@@ -169,32 +114,45 @@ class OutputConfig(_Config):
     rgb_png_level: int = Field(0, ge=0, le=9)
 
 
+def _default_robots() -> dict[str, Any]:
+    drone = ROBOTS.get("drone")
+    return {DEFAULT_ROBOT: drone.config_model(sensors=drone.default_sensors())}
+
+
 class TwinsimConfig(_Config):
+    """A whole run: seed, clock, world, robots (each with its sensors), actors, ground truth."""
+
     seed: int = Field(0, ge=0)
     sim: SimConfig = SimConfig()
     scene: keyed_config(GENERATORS, "generator", "apartment") = Field(  # type: ignore[valid-type]
         default_factory=lambda: GENERATORS.get("apartment").config_model()
     )
-    robot: keyed_config(ROBOTS, "kind", "drone") = Field(  # type: ignore[valid-type]
-        default_factory=lambda: ROBOTS.get("drone").config_model()
-    )
+    # robot name → its kind's config with its `sensors` (`twinsim.config_shorthands`)
+    robots: dict[str, ROBOT_CONFIG] = Field(default_factory=_default_robots)  # type: ignore[valid-type]
     people: PeopleConfig = PeopleConfig()
     flying_objects: FlyingObjectsConfig = FlyingObjectsConfig()
-    # the robot kind's default sensors when a config names none (`fold_sensor_sections`)
-    sensors: dict[str, SENSOR_CONFIG] = Field(default_factory=dict)  # type: ignore[valid-type]
     groundtruth: GroundTruthConfig = GroundTruthConfig()
     render: RenderConfig = RenderConfig()
     output: OutputConfig = OutputConfig()
 
+    @property
+    def robot(self):
+        """The first robot's config (the only one of a one-robot config)."""
+        return next(iter(self.robots.values()))
+
     @model_validator(mode="before")
     @classmethod
-    def _fold_sensor_sections(cls, data: Any) -> Any:
-        return fold_sensor_sections(data) if isinstance(data, dict) else data
+    def _fold_shorthands(cls, data: Any) -> Any:
+        return fold_robots(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _rates_divide_physics(self) -> TwinsimConfig:
         hz = self.sim.physics_hz
-        rates = {f"sensors.{n}.rate_hz": c.rate_hz for n, c in self.sensors.items()}
+        rates = {
+            f"robots.{r}.sensors.{n}.rate_hz": c.rate_hz
+            for r, robot in self.robots.items()
+            for n, c in robot.sensors.items()
+        }
         rates |= {f"groundtruth.{k}": v for k, v in self.groundtruth.model_dump().items()}
         for field, rate in rates.items():
             if hz % rate:
@@ -239,18 +197,7 @@ def _read_yaml(preset_or_path: str, seen: tuple[str, ...] = ()) -> dict[str, Any
     base = data.pop("extends", None)
     if base is None:
         return data
-    return _merge(_read_yaml(str(base), (*seen, preset_or_path)), data)
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Recursive overlay of `over` on `base` (mappings merge, everything else replaces)."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
+    return merge(_read_yaml(str(base), (*seen, preset_or_path)), data)
 
 
 #: sections whose fields belong to the plug-in their key names: (key, default)
@@ -259,17 +206,19 @@ KEYED_SECTIONS = {"robot": ("kind", "drone"), "scene": ("generator", "apartment"
 
 def _apply_override(data: dict[str, Any], assignment: str) -> None:
     """Set one `key.path=value`; naming another robot kind or generator than the config's
-    starts that section afresh, since the preset's fields belong to the one it named."""
+    starts that section afresh (a robot keeps its sensors), since the preset's fields belong
+    to the one it named."""
     key, sep, raw = assignment.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"--set expects key.path=value, got {assignment!r}")
     parts = key.strip().split(".")
     value = yaml.safe_load(raw) if raw.strip() else raw
     if len(parts) == 2 and KEYED_SECTIONS.get(parts[0], (None,))[0] == parts[1]:
-        section = data.get(parts[0])
-        current = section.get(parts[1]) if isinstance(section, dict) else None
-        if value != (current or KEYED_SECTIONS[parts[0]][1]):
-            data[parts[0]] = {}
+        _restart_section(data, parts[0], parts[1], value, KEYED_SECTIONS[parts[0]][1])
+    if len(parts) == 3 and parts[0] == "robots" and parts[2] == "kind":
+        robots = data.get("robots")
+        if isinstance(robots, dict) and isinstance(robots.get(parts[1]), dict):
+            _restart_section(robots, parts[1], "kind", value, None)
     node = data
     for part in parts[:-1]:
         child = node.setdefault(part, {})
@@ -279,26 +228,38 @@ def _apply_override(data: dict[str, Any], assignment: str) -> None:
     node[parts[-1]] = value
 
 
+def _restart_section(
+    parent: dict[str, Any], name: str, key: str, value: Any, default: str | None
+) -> None:
+    """Empty `parent[name]` (but its sensors) when `value` names another plug-in than it."""
+    section = parent.get(name)
+    current = section.get(key) if isinstance(section, dict) else None
+    if value != (current or default):
+        kept = (
+            {"sensors": section["sensors"]}
+            if isinstance(section, dict) and "sensors" in section
+            else {}
+        )
+        parent[name] = kept
+
+
 def validate_config(data: dict[str, Any]) -> TwinsimConfig:
     """Validate a mapping into a `TwinsimConfig`; `ConfigError` with a one-line reason if bad.
 
-    A sensor given in a kind's section (`lidars.l: ...`) is named as it was given.
+    A field of a config written in a shorthand (`robot:`, `sensors:`, `lidars.l: ...`) is
+    named as it was written.
     """
-    origin = {
-        f"sensors.{name}": f"{key}.{name}"
-        for key in SENSOR_SECTIONS
-        if isinstance(data.get(key), dict)
-        for name in data[key]
-    }
+    renames = sorted(shorthand_paths(data).items(), key=lambda item: -len(item[0]))
+    folded: Any = data
     try:
-        folded = fold_sensor_sections(data)
+        folded = fold_robots(data)
         return TwinsimConfig.model_validate(folded)
     except ValueError as exc:  # a ValidationError is a ValueError too
         if isinstance(exc, ValidationError):
             message = format_validation_error(exc, TwinsimConfig, folded)
         else:
             message = str(exc)
-        for canonical, given in origin.items():
+        for canonical, given in renames:
             message = re.sub(rf"\b{re.escape(canonical)}\b", given, message)
         raise ConfigError(message) from None
 
@@ -315,7 +276,9 @@ def load_config(
     for assignment in overrides:
         _apply_override(data, assignment)
     if not names_sensors and isinstance(data.get("sensors"), dict):
-        data["sensors"] = _merge(_robot_default_sensors(data), data["sensors"])
+        robot = data.get("robot")
+        kind = robot.get("kind", "drone") if isinstance(robot, dict) else "drone"
+        data["sensors"] = merge(kind_default_sensors(kind), data["sensors"])
     if seed is not None:
         data["seed"] = seed
     if duration_s is not None:

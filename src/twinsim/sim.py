@@ -1,4 +1,5 @@
-"""The simulation loop: build the world from a config, fly it, and stream every sensor to disk.
+"""The simulation loop: build the world from a config, drive its robots, and stream every
+sensor to disk.
 
 Time is the integer physics step k (t_ns = round(k·1e9 / physics_hz)); a sensor with rate r
 fires at every step that is a multiple of physics_hz / r. Steps before `bootstrap_s` settle the
@@ -12,16 +13,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from twinsim._numerics import numerics
 from twinsim._version import __version__
 from twinsim.assemble import build_scene
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
-from twinsim.recording import StreamRecorder
+from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.robots.registry import ROBOTS
-from twinsim.scene.spec import SceneSpec
+from twinsim.scene.spec import RobotSpec, SceneSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sensors.registry import SENSORS
 from twinsim.sequence import SequenceWriter
+from twinsim.sequence.layout import SEQUENCE_FORMAT_VERSION
 
 ProgressCallback = Callable[[int, int], None]
 __all__ = ["StepRange", "build_metadata", "build_scene", "record", "run", "step_range"]
@@ -41,12 +44,10 @@ def step_range(cfg: TwinsimConfig) -> StepRange:
     return StepRange(start, start + round(cfg.sim.duration_s * hz))
 
 
-def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> dict:
-    """What a reader needs besides the streams: versions, seed, config, sensors, vocabulary."""
-    import mujoco
-
+def robot_stream_metadata(cfg: TwinsimConfig, scene: SceneSpec, robot: RobotSpec) -> dict:
+    """The metadata entries of one robot's streams, by its own stream names."""
     gt = cfg.groundtruth
-    kinds = [(s, SENSORS.get(s.type)) for s in scene.sensors]
+    kinds = [(s, SENSORS.get(s.type)) for s in scene.robot_sensors(robot.name)]
     streams: dict[str, dict] = {s.name: kind.metadata(s) for s, kind in kinds}
     streams["groundtruth_body"] = {
         "type": "pose",
@@ -61,7 +62,7 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "pose": "T_world_body",
         "twist": "linear (vx, vy, vz) and angular (wx, wy, wz) velocity in the body frame",
     }
-    joints = list(ROBOTS.get(scene.robot.kind).joint_names(scene.robot))
+    joints = list(ROBOTS.get(robot.kind).joint_names(robot))
     streams["joint_states"] = {
         "type": "joint_states",
         "rate_hz": gt.joint_state_rate_hz,
@@ -74,12 +75,26 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "joints": joints,
         "note": "physics-rate state and setpoints at each step, before the step; for replay",
     }
+    return streams
+
+
+def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> dict:
+    """What a reader needs besides the streams: versions, seed, config, robots and their
+    streams (each saying its robot), vocabulary."""
+    import mujoco
+
+    streams: dict[str, dict] = {}
+    for robot in scene.robots:
+        prefix = scene.stream_prefix(robot.name)
+        for name, info in robot_stream_metadata(cfg, scene, robot).items():
+            streams[prefix + name] = info | {"robot": robot.name}
     return {
         "format": "twinsim-sequence",
-        "format_version": 1,
+        "format_version": SEQUENCE_FORMAT_VERSION,
         "twinsim_version": __version__,
         "mujoco_version": mujoco.__version__,
         "python_version": platform.python_version(),
+        "numerics": numerics(),
         "seed": cfg.seed,
         "config": cfg.model_dump(mode="json"),
         "physics_hz": cfg.sim.physics_hz,
@@ -91,6 +106,7 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "people": {"requested": cfg.people.count, "placed": len(scene.people)},
         "flying_objects": len(scene.flying_objects),
         "rooms": [r.model_dump(mode="json") for r in scene.rooms],
+        "robots": [{"name": r.name, "kind": r.kind} for r in scene.robots],
         "streams": streams,
     }
 
@@ -103,7 +119,8 @@ def run(cfg: TwinsimConfig, out: Path, progress: ProgressCallback | None = None)
 def record(
     scene: SceneSpec, cfg: TwinsimConfig, out: Path, progress: ProgressCallback | None = None
 ) -> Path:
-    """Fly the robot of a resolved `scene` along its path and record every stream into `out`."""
+    """Drive the robots of a resolved `scene` along their paths and record every stream into
+    `out`."""
     configure_backend(cfg.render.backend)
     from twinsim.engine.world import World
 
@@ -122,25 +139,31 @@ def record(
 
 
 def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> dict:
-    """Drive the robot through every step with its controller, recording; return statistics."""
+    """Drive every robot through every step with its controller, recording; return statistics."""
     hz = cfg.sim.physics_hz
     recorder = StreamRecorder(cfg, scene, world, writer)
-    kind = ROBOTS.get(scene.robot.kind)
-    controller = kind.controller(scene.robot, hz)
-    world.set_robot_state(*kind.initial_state(scene.robot))
+    drives = []
+    for robot in scene.robots:
+        kind, view = ROBOTS.get(robot.kind), world.robot(robot.name)
+        view.set_state(*kind.initial_state(robot))
+        drives.append((robot.name, view, kind.controller(robot, hz)))
     total = steps.end - steps.start
     for k in range(steps.end):
         world.pose_actors(k / hz, observed=recorder.observed(k))
         world.step_begin()
-        q, qd = world.robot_qpos(), world.robot_qvel()
-        setpoint = controller.setpoint(k / hz, q, qd)
-        ctrl = controller.effort(setpoint, q, qd)
+        states = {}
+        for name, view, controller in drives:
+            q, qd = view.qpos(), view.qvel()
+            setpoint = controller.setpoint(k / hz, q, qd)
+            ctrl = controller.effort(setpoint, q, qd)
+            view.set_ctrl(ctrl)
+            states[name] = RobotStep(q, qd, setpoint, ctrl)
         recording = k >= steps.start
         if recording:
-            recorder.before_step(k, q, qd, setpoint, ctrl)
-        world.step_end(ctrl)
+            recorder.before_step(k, states)
+        world.step_end()
         if recording:
-            recorder.after_step(k, q, qd)
+            recorder.after_step(k, states)
             done = k - steps.start + 1
             if progress is not None and (done % max(1, hz // 10) == 0 or done == total):
                 progress(done, total)

@@ -28,13 +28,17 @@ def export(
             "classes=person,chair, sequence=05, min_area=20.",
         ),
     ] = None,
+    robot: Annotated[
+        str | None,
+        typer.Option("--robot", help="Robot whose streams to export (default: the first)."),
+    ] = None,
 ) -> None:
     """Export a sequence as TUM, EuRoC, KITTI, a ROS 2 bag, COCO, YOLO or a Rerun recording."""
     try:
         options = _parse_options(fmt, option or [])
         check_output_folder(out)
         with progress_bar(f"exporting {fmt}") as report:
-            result = export_sequence(path, fmt, out, progress=report, **options)
+            result = export_sequence(path, fmt, out, progress=report, robot=robot, **options)
     except TwinsimError as exc:
         fail(exc)
     console.print(f"{fmt} export written to [bold]{result}[/]")

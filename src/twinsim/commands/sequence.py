@@ -48,6 +48,7 @@ def info(
         ("seed", get("seed")),
         ("recorded", f"{get('duration_s')} s after {get('bootstrap_steps')} bootstrap steps"),
         ("physics", f"{get('physics_hz')} Hz"),
+        ("robots", ", ".join(f"{r.get('name')} ({r.get('kind')})" for r in get("robots") or [])),
         ("versions", f"twinsim {get('twinsim_version')}, mujoco {get('mujoco_version')}"),
         ("rooms", ", ".join(r["type"] for r in rooms) or "-"),
         ("instances", f"{get('n_instances')} ({get('n_dynamic_instances')} dynamic)"),
@@ -59,11 +60,12 @@ def info(
         facts.add_row(key, str(value))
     console.print(facts)
     streams = Table(title="streams")
-    for column in ("stream", "type", "rate (Hz)", "count", "details"):
+    for column in ("stream", "robot", "type", "rate (Hz)", "count", "details"):
         streams.add_column(column)
     for name, entry in summary.get("streams", {}).items():
         count, details = str(entry.get("count")), entry.get("resolution", "")
-        streams.add_row(name, entry["type"], str(entry["rate_hz"]), count, details)
+        robot = str(entry.get("robot") or "-")
+        streams.add_row(name, robot, entry["type"], str(entry["rate_hz"]), count, details)
     console.print(streams)
 
 

@@ -111,22 +111,22 @@ class ActorDriver:
         """(spec, motion) of every person, for per-frame annotations."""
         return [(person, motion) for person, motion, _ in self._people]
 
-    def apply(self, data: mujoco.MjData, t_s: float, robot_xy: np.ndarray | None = None) -> None:
+    def apply(self, data: mujoco.MjData, t_s: float, robots_xy: np.ndarray | None = None) -> None:
         """Set the actors to their poses at t (call before the physics step of that instant).
 
-        With `robot_xy` given, people whose pelvis was last seen farther than
-        `NEAR_ROBOT_M` from the robot keep their previous pose: they cannot touch it before
-        the next full update (one camera frame away), so physics is unchanged; flying objects,
-        which never touch it, keep theirs too. Every step a sensor observes must be a full
-        update (`robot_xy=None`).
+        With `robots_xy` given ((N, 2), every robot's x, y), people whose pelvis was last seen
+        farther than `NEAR_ROBOT_M` from every robot keep their previous pose: they cannot
+        touch one before the next full update (one camera frame away), so physics is
+        unchanged; flying objects, which never touch them, keep theirs too. Every step a
+        sensor observes must be a full update (`robots_xy=None`).
         """
         for _, motion, mocap in self._people:
-            if robot_xy is not None:
-                dx, dy = data.mocap_pos[mocap[0], :2] - robot_xy
-                if dx * dx + dy * dy > NEAR_ROBOT_M**2:
+            if robots_xy is not None:
+                d = data.mocap_pos[mocap[0], :2] - robots_xy
+                if (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]).min() > NEAR_ROBOT_M**2:
                     continue
             data.mocap_pos[mocap], data.mocap_quat[mocap] = motion.part_pos_quat(t_s)
-        if robot_xy is not None:
+        if robots_xy is not None:
             return
         model = self._model
         for f in self._flyers:

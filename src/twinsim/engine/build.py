@@ -1,13 +1,14 @@
 """SceneSpec → `mujoco.MjSpec` → compiled model, with the id maps annotations need.
 
-Every object becomes a static body named `obj<instance_id>` holding its geoms; the robot is
-built from the body its kind describes (links, joints, motors), with an IMU site with
-accelerometer and gyro and one MuJoCo camera per camera sensor on its mount link.
+Every object becomes a static body named `obj<instance_id>` holding its geoms; each robot is
+built from the body its kind describes (links, joints, motors), with what its sensors mount
+on its mount link (sites with MuJoCo sensors, cameras); with several robots every robot name
+in MuJoCo starts with the robot's stream prefix (`b.cam0`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mujoco
 import numpy as np
@@ -24,7 +25,7 @@ from twinsim.engine.meshes import textured_box
 from twinsim.engine.primitives import GEOM_TYPES, add_primitive
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
 from twinsim.robots.registry import ROBOTS
-from twinsim.scene.spec import BodySpec, LinkSpec, SceneSpec
+from twinsim.scene.spec import BodySpec, LinkSpec, RobotSpec, SceneSpec
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id
 from twinsim.sensors.base import CameraMount, Mount
@@ -43,7 +44,7 @@ _JOINT_TYPES = {"slide": mujoco.mjtJoint.mjJNT_SLIDE, "hinge": mujoco.mjtJoint.m
 class IdMaps:
     """Lookups from MuJoCo ids to twinsim's instance and semantic ids."""
 
-    geom_instance: np.ndarray  # (ngeom,) uint16, 0 for geoms that are not instances (robot)
+    geom_instance: np.ndarray  # (ngeom,) uint16, 0 for geoms that are not instances
     instance_class: np.ndarray  # (max_instance + 1,) uint8 semantic class id per instance id
     instance_body: dict[int, int]  # instance id → MuJoCo body id
     local_box_center: dict[int, np.ndarray]  # instance id → OBB centre in the object frame
@@ -53,6 +54,7 @@ class IdMaps:
         int, tuple[int, bool]
     ]  # moving instance → (body orienting its box, yaw only)
     instance_dynamic: np.ndarray  # (max_instance + 1,) bool
+    robot_geoms: dict[str, np.ndarray]  # robot name → its geom ids (hidden from its own cameras)
 
 
 def _add_assets(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
@@ -157,9 +159,10 @@ def _geom_size(size: tuple[float, ...]) -> tuple[float, float, float]:
     return (*size, *(0.0,) * (3 - len(size)))
 
 
-def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, look: Look) -> None:
-    """The robot's links (root on the world), its motors, lamp and sensor mounts."""
-    body_spec = robot_body(scene)
+def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, robot: RobotSpec, look: Look) -> None:
+    """A robot's links (root on the world), its motors, lamp and sensor mounts; with several
+    robots, every name starts with the robot's stream prefix."""
+    body_spec = robot_body(scene, robot)
     links: dict[str, mujoco.MjsBody] = {}
     for link in body_spec.links:
         parent = spec.worldbody if link.parent is None else links[link.parent]
@@ -172,8 +175,8 @@ def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, look: Look) -> None:
         act.set_to_motor()
     body = links[body_spec.mount]
     if look.lamp_rgb is not None:
-        _add_lamp(body, scene, look.lamp_rgb)
-    for mount in sensor_mounts(scene):
+        _add_lamp(body, scene, robot, look.lamp_rgb)
+    for mount in sensor_mounts(scene, robot.name):
         if isinstance(mount, CameraMount):
             cam = body.add_camera()
             cam.name = mount.name
@@ -191,9 +194,15 @@ def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, look: Look) -> None:
             s.objname = mount.name
 
 
-def sensor_mounts(scene: SceneSpec) -> list[Mount]:
-    """What the scene's sensors need on the robot, in sensor order (their kinds say)."""
-    return [m for s in scene.sensors for m in SENSORS.get(s.type).mounts(s)]
+def sensor_mounts(scene: SceneSpec, robot: str | None = None) -> list[Mount]:
+    """What the scene's sensors (or those of robot `robot`) need on their robots, in sensor
+    order (their kinds say), named in MuJoCo with their robot's stream prefix."""
+    return [
+        replace(m, name=scene.stream_prefix(s.robot) + m.name)
+        for s in scene.sensors
+        if robot is None or s.robot == robot
+        for m in SENSORS.get(s.type).mounts(s)
+    ]
 
 
 def camera_mounts(scene: SceneSpec) -> list[CameraMount]:
@@ -201,16 +210,19 @@ def camera_mounts(scene: SceneSpec) -> list[CameraMount]:
     return [m for m in sensor_mounts(scene) if isinstance(m, CameraMount)]
 
 
-def robot_body(scene: SceneSpec) -> BodySpec:
-    """The body of the scene's robot, as its registered kind describes it."""
-    return ROBOTS.get(scene.robot.kind).body(scene.robot)
+def robot_body(scene: SceneSpec, robot: RobotSpec) -> BodySpec:
+    """The body of one of the scene's robots, as its registered kind describes it, with the
+    MuJoCo names of that robot (its stream prefix)."""
+    return ROBOTS.get(robot.kind).body(robot).prefixed(scene.stream_prefix(robot.name))
 
 
-def _add_lamp(body: mujoco.MjsBody, scene: SceneSpec, rgb: tuple[float, float, float]) -> None:
+def _add_lamp(
+    body: mujoco.MjsBody, scene: SceneSpec, robot: RobotSpec, rgb: tuple[float, float, float]
+) -> None:
     """A spot light carried by the robot at its first camera, aimed along the optical axis."""
-    cam = next((s for s in scene.sensors if s.type == "camera"), None)
+    cam = next((s for s in scene.robot_sensors(robot.name) if s.type == "camera"), None)
     lamp = body.add_light()
-    lamp.name = ROBOT_LAMP
+    lamp.name = scene.stream_prefix(robot.name) + ROBOT_LAMP
     lamp.pos = cam.pos if cam else (0.0, 0.0, 0.0)
     lamp.dir = tuple(quat_wxyz_to_matrix(cam.quat)[:, 2]) if cam else (1.0, 0.0, 0.0)
     lamp.diffuse, lamp.specular, lamp.ambient = rgb, (0.1, 0.1, 0.1), (0.0, 0.0, 0.0)
@@ -242,7 +254,8 @@ def build_spec(
     _add_objects(spec, scene)
     _add_lights(spec, scene)
     add_actors(spec, scene)
-    _add_robot(spec, scene, look)
+    for robot in scene.robots:
+        _add_robot(spec, scene, robot, look)
     return spec
 
 
@@ -274,6 +287,15 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
             dynamic_frame[iid] = (pelvis, True)
     for obj in scene.flying_objects:
         dynamic_frame[obj.instance_id] = (model.body(flying_body_name(obj)).id, False)
+    robot_geoms = {}
+    for robot in scene.robots:
+        body = robot_body(scene, robot)
+        geoms = np.array([model.geom(g.name).id for link in body.links for g in link.geoms], int)
+        robot_geoms[robot.name] = geoms
+        if robot.instance_id is not None:
+            geom_instance[geoms] = robot.instance_id
+            dynamic_geoms[robot.instance_id] = geoms
+            dynamic_frame[robot.instance_id] = (model.body(body.mount).id, False)
     return IdMaps(
         geom_instance,
         instance_class,
@@ -283,6 +305,7 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
         dynamic_geoms,
         dynamic_frame,
         instance_dynamic,
+        robot_geoms,
     )
 
 

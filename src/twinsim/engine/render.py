@@ -16,6 +16,8 @@ from mujoco.rendering.classic import gl_context
 from twinsim.engine.culling import CULLED_GEOM_GROUP, ActorCulling
 from twinsim.scene.spec import ROBOT_GEOM_GROUP
 
+VISIBLE_ROBOT_GROUP = 0  # the group other robots' geoms take while a camera renders them
+
 
 @dataclass
 class RenderedFrame:
@@ -36,8 +38,11 @@ class CameraRenderer:
         reflections: bool = False,
         fog: bool = False,
         culling: ActorCulling | None = None,
+        shown: np.ndarray | None = None,
     ) -> None:
+        """`shown`: robot geoms this camera sees (other robots'); robot geoms are hidden else."""
         self._model = model
+        self._shown = np.empty(0, int) if shown is None else np.asarray(shown, int)
         self._culling = None if reflections else culling  # a mirror shows what is out of view
         self._width, self._height = width, height
         self._gl = gl_context.GLContext(width, height)
@@ -114,8 +119,10 @@ class CameraRenderer:
         if self._culling is not None:
             aspect = self._width / self._height
             hidden = self._culling.hidden(model, data, self._camera.fixedcamid, aspect)
-        saved = groups[hidden].copy()
+        changed = np.concatenate([hidden, self._shown])
+        saved = groups[changed].copy()
         groups[hidden] = CULLED_GEOM_GROUP
+        groups[self._shown] = VISIBLE_ROBOT_GROUP
         try:
             everything = mujoco.mjtCatBit.mjCAT_ALL
             mujoco.mjv_updateScene(
@@ -123,7 +130,7 @@ class CameraRenderer:
             )
             self._update_segid_lut()
         finally:
-            groups[hidden] = saved
+            groups[changed] = saved
 
     def _metric_depth(self) -> np.ndarray:
         z = self._zbuf[::-1]

@@ -11,10 +11,11 @@ import numpy as np
 
 from twinsim.config import RenderConfig
 from twinsim.engine.actors import ActorDriver
-from twinsim.engine.build import compile_model, id_maps, robot_body, sensor_mounts
+from twinsim.engine.build import compile_model, id_maps, sensor_mounts
 from twinsim.engine.culling import ActorCulling
 from twinsim.engine.look import Look
 from twinsim.engine.render import CameraRenderer, RenderedFrame
+from twinsim.engine.robot_view import RobotView
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.base import CameraMount, SiteMount
@@ -32,12 +33,8 @@ class World:
         self.render_config = render
         self.data = mujoco.MjData(self.model)
         self.maps = id_maps(self.model, scene)
-        body = robot_body(scene)
-        self.robot_body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, body.mount)
-        joints = [self.model.joint(j.name) for j in body.joints]
-        self._qpos_adr = np.array([int(j.qposadr[0]) for j in joints], dtype=int)
-        self._dof_adr = np.array([int(j.dofadr[0]) for j in joints], dtype=int)
-        self._ctrl_adr = np.array([self.model.actuator(a.name).id for a in body.actuators], int)
+        #: every robot's view of this world, by robot name, in the scene's order
+        self.robots = {r.name: RobotView(self, r) for r in scene.robots}
         mounts = sensor_mounts(scene)
         self._cam_ids = {
             m.name: mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_CAMERA, m.name)
@@ -50,11 +47,24 @@ class World:
             if isinstance(m, SiteMount)
             for _, suffix in m.sensors
         }
+        self._robot_bodies = np.array([v.body_id for v in self.robots.values()], dtype=int)
+        # each camera's view shows every robot but its own
+        geoms = self.maps.robot_geoms
+        self._others = {
+            m.name: np.concatenate(
+                [np.empty(0, int), *(g for n, g in geoms.items() if n != r.name)]
+            )
+            for r in scene.robots
+            for m in sensor_mounts(scene, r.name)
+            if isinstance(m, CameraMount)
+        }
         self._renderers: dict[str, CameraRenderer] = {}
         self._scratch: mujoco.MjData | None = None  # state posed for exposure sub-frames
         self._velocity = np.zeros(6)
         self.actors = ActorDriver(self.model, scene)
-        actor_geoms = [*self.maps.dynamic_geoms.values(), np.empty(0, int)]
+        robot_ids = {r.instance_id for r in scene.robots}
+        actor_geoms = [g for i, g in self.maps.dynamic_geoms.items() if i not in robot_ids]
+        actor_geoms.append(np.empty(0, int))
         self.culling = ActorCulling(self.model, scene, np.concatenate(actor_geoms))
         light = mujoco.mjtObj.mjOBJ_LIGHT
         self._lights = np.array(
@@ -70,20 +80,6 @@ class World:
             self.model.sensor_adr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, name)]
         )
 
-    def set_robot_state(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        """Place the robot (its joint coordinates) and recompute kinematics."""
-        self.data.qpos[self._qpos_adr] = qpos
-        self.data.qvel[self._dof_adr] = qvel
-        mujoco.mj_forward(self.model, self.data)
-
-    def set_step_state(
-        self, qpos: np.ndarray, qvel: np.ndarray, qacc_warmstart: np.ndarray
-    ) -> None:
-        """Set the state a physics step starts from (a replay's logged row), before `step_begin`."""
-        self.data.qpos[self._qpos_adr] = qpos
-        self.data.qvel[self._dof_adr] = qvel
-        self.data.qacc_warmstart[self._dof_adr] = qacc_warmstart
-
     def apply_lighting(self, t_s: float) -> None:
         """Scene lights' intensity at t under the look's flicker (no-op without flicker)."""
         look = self.look
@@ -96,48 +92,24 @@ class World:
     def pose_actors(self, t_s: float, observed: bool = True) -> None:
         """Move people and flying objects to their poses at t (before the step of that instant).
 
-        When no sensor observes this step (`observed=False`), people far from the robot may
+        When no sensor observes this step (`observed=False`), people far from every robot may
         keep their previous pose (see `ActorDriver.apply`).
         """
-        robot_xy = None if observed else self.data.xpos[self.robot_body, :2].copy()
-        self.actors.apply(self.data, t_s, robot_xy)
+        robots_xy = None if observed else self.data.xpos[self._robot_bodies, :2].copy()
+        self.actors.apply(self.data, t_s, robots_xy)
 
     def step_begin(self) -> None:
         """First half of a physics step: kinematics and velocity-dependent sensors at step k."""
         mujoco.mj_step1(self.model, self.data)
 
-    def step_end(self, ctrl: np.ndarray) -> None:
-        """Second half: apply controls, compute accelerations (accelerometer), integrate to k+1."""
-        self.data.ctrl[self._ctrl_adr] = ctrl
+    def step_end(self) -> None:
+        """Second half: apply the controls the robots set, compute accelerations
+        (accelerometer), integrate to k+1."""
         mujoco.mj_step2(self.model, self.data)
 
-    def robot_qpos(self) -> np.ndarray:
-        """The robot's joint coordinates (a copy)."""
-        return self.data.qpos[self._qpos_adr]
-
-    def robot_qvel(self) -> np.ndarray:
-        """The robot's joint velocities (a copy)."""
-        return self.data.qvel[self._dof_adr]
-
-    def qacc_warmstart(self) -> np.ndarray:
-        """The solver's warm start of the robot's joints (logged so a replay repeats it)."""
-        return self.data.qacc_warmstart[self._dof_adr]
-
-    def actuator_force(self) -> np.ndarray:
-        """The force or torque of each of the robot's actuators in the last step."""
-        return self.data.actuator_force[self._ctrl_adr]
-
-    def T_world_body(self) -> np.ndarray:
-        return make_T(
-            self.data.xmat[self.robot_body].reshape(3, 3), self.data.xpos[self.robot_body]
-        )
-
-    def body_velocity_local(self) -> np.ndarray:
-        """(angular xyz, linear xyz) velocity of the robot body in its own frame."""
-        mujoco.mj_objectVelocity(
-            self.model, self.data, mujoco.mjtObj.mjOBJ_BODY, self.robot_body, self._velocity, 1
-        )
-        return self._velocity.copy()
+    def robot(self, name: str | None = None) -> RobotView:
+        """The view of robot `name` (default: the first, the only one of a one-robot world)."""
+        return self.robots[name] if name is not None else next(iter(self.robots.values()))
 
     def T_world_cam(self, camera: str) -> np.ndarray:
         """Pose of a camera's OpenCV optical frame (x right, y down, z forward) in the world."""
@@ -162,8 +134,9 @@ class World:
     def render_at(
         self, camera: str, width: int, height: int, qpos: np.ndarray, t_s: float
     ) -> RenderedFrame:
-        """Render a camera with the robot at `qpos` and actors and lights at t (an instant inside
-        an exposure), posed on a scratch state; physics data and model are left bit-identical."""
+        """Render a camera with the model at `qpos` (every robot) and actors and lights at t (an
+        instant inside an exposure), posed on a scratch state; physics data and model are left
+        bit-identical."""
         model = self.model
         if self._scratch is None:
             self._scratch = mujoco.MjData(model)
@@ -192,6 +165,7 @@ class World:
                 self.render_config.reflections,
                 fog=self.look.fog_start_m is not None,
                 culling=self.culling,
+                shown=self._others.get(camera),
             )
         return renderer
 

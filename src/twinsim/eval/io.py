@@ -177,8 +177,10 @@ def read_sequence(path: Path, stream: str | None = None) -> Trajectory:
         raise TrajectoryError(f"{path}: no stream {stream!r}; streams: {', '.join(kinds)}")
     name = f"{path.name}/{stream}"
     if kinds[stream] == "camera":
-        if f"groundtruth_{stream}" in kinds:
-            t_ns, poses = seq.groundtruth(f"groundtruth_{stream}")
+        prefix = seq.stream_prefix(stream)
+        gt = f"{prefix}groundtruth_{stream.removeprefix(prefix)}"
+        if gt in kinds:
+            t_ns, poses = seq.groundtruth(gt)
         else:
             cam = seq.camera(stream)
             t_ns, poses = cam.t_ns, cam.T_world_cam

@@ -7,6 +7,7 @@ import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
+from twinsim.errors import SequenceError
 from twinsim.export.common import ExportError, Progress, no_progress
 from twinsim.sequence.reader import open_sequence
 
@@ -53,9 +54,11 @@ def export_sequence(
     fmt: str,
     out_dir: str | Path,
     progress: Progress = no_progress,
+    robot: str | None = None,
     **options: object,
 ) -> Path:
-    """Export the sequence at `seq_path` as `fmt` into the new folder `out_dir`; returns it.
+    """Export the streams of one robot (`robot`; default the only or first one) of the
+    sequence at `seq_path` as `fmt` into the new folder `out_dir`; returns it.
 
     Options are the format's keyword arguments (`FORMATS[fmt].options()`); unknown ones are
     refused by name. The source sequence is only read.
@@ -68,7 +71,10 @@ def export_sequence(
     if unknown:
         names = ", ".join(allowed) or "none"
         raise ExportError(f"{fmt}: unknown option {unknown[0]!r}; allowed: {names}")
-    seq = open_sequence(seq_path)
+    try:
+        seq = open_sequence(seq_path).for_robot(robot)
+    except SequenceError as exc:
+        raise ExportError(f"--robot: {exc}") from None
     out = Path(out_dir).resolve()
     if out == seq.path.resolve() or seq.path.resolve() in out.parents:
         raise ExportError(f"{out_dir}: is inside the source sequence {seq_path}; choose another")

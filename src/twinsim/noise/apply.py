@@ -215,7 +215,8 @@ def _reflective_ids(seq: SequenceReader, threshold: float) -> np.ndarray:
 
 def _camera_poses(seq: SequenceReader, camera: str) -> PoseSpline:
     """A spline through the camera's densest pose stream (its ground truth, else its frames)."""
-    gt = f"groundtruth_{camera}"
+    prefix = seq.stream_prefix(camera)
+    gt = f"{prefix}groundtruth_{camera.removeprefix(prefix)}"
     if gt in seq.metadata["streams"]:
         t_ns, T = seq.groundtruth(gt)
     else:

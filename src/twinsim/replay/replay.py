@@ -30,7 +30,7 @@ from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
 from twinsim.engine.look import Look
 from twinsim.errors import OutputFolderError
-from twinsim.recording import StreamRecorder
+from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.replay.actors import remove_actors
 from twinsim.replay.light import look_for, relight
 from twinsim.replay.materials import rematerial
@@ -83,7 +83,7 @@ def plan_twin(source: ReplaySource, variations: Variations) -> TwinPlan:
         cfg = source.config
         scene, _ = add_actors(
             scene,
-            source.log.qpos[:, :2],
+            np.concatenate([log.qpos[:, :2] for log in source.logs.values()]),
             cfg.people.model_copy(update={"count": v.add_people}),
             cfg.flying_objects.model_copy(update={"count": v.add_flying_objects}),
             cfg.sim.bootstrap_s + cfg.sim.duration_s,
@@ -112,7 +112,7 @@ class _WeatherWriter:
     def __init__(self, writer: SequenceWriter, weather: Weather, scene: SceneSpec) -> None:
         self._writer, self._weather = writer, weather
         self._K = {
-            s.name: intrinsics(s.width, s.height, s.hfov_deg)
+            scene.stream_prefix(s.robot) + s.name: intrinsics(s.width, s.height, s.hfov_deg)
             for s in scene.sensors
             if s.type == "camera"
         }
@@ -236,26 +236,34 @@ def replay(
 
 
 def _drive(src: ReplaySource, world, recorder, mode: ReplayMode, hz: int, progress) -> None:
-    """Step through the recorded steps, the robot teleported or controlled from the log."""
-    log = src.log
+    """Step through the recorded steps, every robot teleported or controlled from its log."""
     k0, k1 = src.steps
-    controller = None
-    if mode is ReplayMode.control:
-        controller = ROBOTS.get(src.scene.robot.kind).restarted_controller(src.scene.robot, log, hz)
-    world.set_robot_state(log.qpos[0], log.qvel[0])
+    drives = []
+    for robot in src.scene.robots:
+        log, view = src.logs[robot.name], world.robot(robot.name)
+        controller = None
+        if mode is ReplayMode.control:
+            controller = ROBOTS.get(robot.kind).restarted_controller(robot, log, hz)
+        view.set_state(log.qpos[0], log.qvel[0])
+        drives.append((robot.name, view, log, controller))
     for i, k in enumerate(range(k0, k1)):
         # the first step poses every actor, as the run did when it was last observed
         world.pose_actors(k / hz, observed=i == 0 or recorder.observed(k))
         world.apply_lighting(k / hz)
-        if controller is None or i == 0:
-            world.set_step_state(log.qpos[i], log.qvel[i], log.qacc_warmstart[i])
+        for _, view, log, controller in drives:
+            if controller is None or i == 0:
+                view.set_step_state(log.qpos[i], log.qvel[i], log.qacc_warmstart[i])
         world.step_begin()
-        q, qd = world.robot_qpos(), world.robot_qvel()
-        setpoint = log.setpoint[i]
-        ctrl = log.ctrl[i] if controller is None else controller.effort(setpoint, q, qd)
-        recorder.before_step(k, q, qd, setpoint, ctrl)
-        world.step_end(ctrl)
-        recorder.after_step(k, q, qd)
+        states = {}
+        for name, view, log, controller in drives:
+            q, qd = view.qpos(), view.qvel()
+            setpoint = log.setpoint[i]
+            ctrl = log.ctrl[i] if controller is None else controller.effort(setpoint, q, qd)
+            view.set_ctrl(ctrl)
+            states[name] = RobotStep(q, qd, setpoint, ctrl)
+        recorder.before_step(k, states)
+        world.step_end()
+        recorder.after_step(k, states)
         done = i + 1
         if progress is not None and (done % max(1, hz // 10) == 0 or done == k1 - k0):
             progress(done, k1 - k0)

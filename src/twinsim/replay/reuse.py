@@ -29,9 +29,13 @@ def _geometry(scene: SceneSpec) -> SceneSpec:
 
 
 def _look(scene: SceneSpec) -> tuple:
-    """What colours the images besides geometry; a robot lamp is aimed along the first camera."""
-    first = next((s for s in scene.sensors if s.type == "camera"), None)
-    return scene.textures, scene.materials, scene.lights, first
+    """What colours the images besides geometry; a robot's lamp is aimed along its first
+    camera."""
+    firsts = tuple(
+        next((s for s in scene.robot_sensors(r.name) if s.type == "camera"), None)
+        for r in scene.robots
+    )
+    return scene.textures, scene.materials, scene.lights, firsts
 
 
 def reusable_cameras(
@@ -42,7 +46,8 @@ def reusable_cameras(
     mode: ReplayMode,
     rerender: bool = False,
 ) -> dict[str, FrameSource]:
-    """The twin's cameras whose frames the source already holds (see the module docstring).
+    """The twin's cameras (by stream name) whose frames the source already holds (see the
+    module docstring).
 
     `same_look`: the twin's look and weather are the source's (no visual variation).
     """
@@ -59,13 +64,14 @@ def reusable_cameras(
     )
     if not colour and config.render.reflections:  # mirrors would show the new look in masks
         return {}
-    recorded = {s.name: s for s in source.scene.sensors if s.type == "camera"}
+    recorded = {(s.robot, s.name): s for s in source.scene.sensors if s.type == "camera"}
     sequence = open_sequence(source.path)
     reused = {}
     for cam in scene.sensors:
-        if cam.type != "camera" or recorded.get(cam.name) != cam:
+        if cam.type != "camera" or recorded.get((cam.robot, cam.name)) != cam:
             continue
         if not colour and has_exposure_effects(cam):
             continue
-        reused[cam.name] = frame_source(sequence.camera(cam.name), colour)
+        stream = scene.stream_prefix(cam.robot) + cam.name
+        reused[stream] = frame_source(sequence.camera(stream), colour)
     return reused

@@ -55,10 +55,23 @@ def _sensor(section: str, recorded: BaseModel | None, name: str, fields: dict) -
         raise ConfigError(format_validation_error(exc, model, data, f"{section}.{name}")) from None
 
 
+def _robot_of(name: str, robots: list[str]) -> tuple[str, str]:
+    """(robot, sensor) a variation's sensor name means: `b.cam1` is robot b's `cam1` in a
+    sequence of several robots; a plain name is the first robot's."""
+    head, dot, tail = name.partition(".")
+    if dot and len(robots) > 1 and head in robots:
+        return head, tail
+    return robots[0], name
+
+
 def twin_sensors(
     cfg: TwinsimConfig, scene: SceneSpec, variations: Variations
 ) -> tuple[TwinsimConfig, SceneSpec]:
-    """The config and scene with the variation's sensors; `ConfigError` for unknown names."""
+    """The config and scene with the variation's sensors; `ConfigError` for unknown names.
+
+    Sensors are named as their streams are: `cam1`, or `b.cam1` for robot b's when the
+    sequence has several robots (a plain name is the first robot's).
+    """
     changes = {
         "cameras": variations.cameras,
         "lidars": variations.lidars,
@@ -66,32 +79,48 @@ def twin_sensors(
     }
     if not (any(changes.values()) or variations.remove_cameras or variations.stereo):
         return cfg, scene
-    sensors = dict(cfg.sensors)
-    cameras = [n for n, s in sensors.items() if s.kind == "camera"]
+    robots = [r.name for r in scene.robots]  # the run's order (a config read back is sorted)
+    sensors = {r: dict(cfg.robots[r].sensors) for r in robots}
     for name in variations.remove_cameras:
-        if name not in cameras:
+        robot, local = _robot_of(name, robots)
+        if sensors[robot].get(local) is None or sensors[robot][local].kind != "camera":
+            cameras = [
+                scene.stream_prefix(r) + n
+                for r in robots
+                for n, c in sensors[r].items()
+                if c.kind == "camera"
+            ]
             raise ConfigError(
                 f"remove_cameras: no camera {name!r} in this sequence; cameras: "
                 f"{', '.join(cameras) or 'none'}"
             )
-        del sensors[name]
-    added: set[str] = set()
+        del sensors[robot][local]
+    added: set[tuple[str, str]] = set()
     for section, entries in changes.items():
         for name, fields in entries.items():
-            sensors[name] = _sensor(section, sensors.get(name), name, fields)
-            added.add(name)
+            robot, local = _robot_of(name, robots)
+            sensors[robot][local] = _sensor(section, sensors[robot].get(local), name, fields)
+            added.add((robot, local))
     if variations.stereo is not None:
-        pair = stereo_cameras(variations.stereo)
-        sensors |= pair
-        added |= set(pair)
+        robot, local = _robot_of(variations.stereo.name, robots)
+        pair = stereo_cameras(variations.stereo.model_copy(update={"name": local}))
+        sensors[robot] |= pair
+        added |= {(robot, n) for n in pair}
     data = cfg.model_dump(mode="json")
-    data["sensors"] = {n: c.model_dump(mode="json") for n, c in sensors.items()}
+    for robot in robots:
+        data["robots"][robot]["sensors"] = {
+            n: c.model_dump(mode="json") for n, c in sensors[robot].items()
+        }
     twin_cfg = validate_config(data)
-    resolved = {s.name: s for s in resolve_sensors(twin_cfg)}
-    recorded = {s.name: s for s in scene.sensors}
-    sensors = [
-        recorded[name] if name in recorded and name not in added else spec
-        for name, spec in resolved.items()
+    resolved = {
+        (s.robot, s.name): s
+        for robot in robots
+        for s in resolve_sensors(twin_cfg.robots[robot].sensors, robot)
+    }
+    recorded = {(s.robot, s.name): s for s in scene.sensors}
+    specs = [
+        recorded[key] if key in recorded and key not in added else spec
+        for key, spec in resolved.items()
     ]
-    sensors += [s for n, s in recorded.items() if n not in resolved and s.type != "camera"]
-    return twin_cfg, scene.model_copy(update={"sensors": tuple(sensors)})
+    specs += [s for key, s in recorded.items() if key not in resolved and s.type != "camera"]
+    return twin_cfg, scene.model_copy(update={"sensors": tuple(specs)})

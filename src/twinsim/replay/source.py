@@ -2,7 +2,7 @@
 
 Everything a replay needs is in the folder: the resolved config (metadata), the world
 (`scene.json`) and the robot's state and set-points at every recorded physics step
-(`robot_state`, written with `repr` so the floats read back bit for bit).
+(each robot's `robot_state`, written with `repr` so the floats read back bit for bit).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from twinsim.robots.base import RobotLog
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SCENE_FORMAT_VERSION, SceneSpec
 from twinsim.sequence import open_sequence, validate_sequence
-from twinsim.sequence.layout import SEQUENCE_FORMAT_VERSION
+from twinsim.sequence.layout import READABLE_FORMAT_VERSIONS
 
 #: The oldest twinsim whose sequences repeat exactly: 0.1.0 introduced the physics-rate
-#: robot_state log, the split physics step and the sequence format version 1 read here.
+#: robot_state log, the split physics step and the sequence format version 1 (still read).
 MIN_REPLAYABLE_VERSION = (0, 1, 0)
 
 
@@ -38,7 +38,12 @@ class ReplaySource:
     config: TwinsimConfig
     scene: SceneSpec
     scene_json: str  # the recorded text, written again by twins that keep the world unchanged
-    log: RobotLog
+    logs: dict[str, RobotLog]  # each robot's log, by robot name, in the scene's order
+
+    @property
+    def log(self) -> RobotLog:
+        """The first robot's log (the only one of a one-robot run)."""
+        return next(iter(self.logs.values()))
 
     @property
     def steps(self) -> tuple[int, int]:
@@ -56,10 +61,10 @@ def _version(text: str) -> tuple[int, ...]:
 def check_versions(metadata: dict, mujoco_version: str) -> None:
     """Refuse sources this twinsim cannot repeat exactly, saying why."""
     fmt = metadata.get("format_version")
-    if fmt != SEQUENCE_FORMAT_VERSION:
+    if fmt not in READABLE_FORMAT_VERSIONS:
+        allowed = ", ".join(map(str, READABLE_FORMAT_VERSIONS))
         raise ReplaySourceError(
-            f"format_version {fmt} cannot be replayed; this twinsim replays format "
-            f"{SEQUENCE_FORMAT_VERSION}"
+            f"format_version {fmt} cannot be replayed; this twinsim replays formats {allowed}"
         )
     made_by = metadata.get("twinsim_version")
     if made_by is None:
@@ -103,29 +108,35 @@ def load_source(path: str | Path) -> ReplaySource:
             f"source {path}: scene format {scene.format_version}, this twinsim builds "
             f"{SCENE_FORMAT_VERSION}"
         )
-    if "robot_state" not in seq.streams:
-        raise ReplaySourceError(f"source {path} has no robot_state stream to replay from")
-    table = seq.table("robot_state")
-    kind = ROBOTS.get(scene.robot.kind)
-    missing = [c for c in kind.state_columns(scene.robot) if c not in table]
+    logs = {robot.name: _robot_log(seq, scene, robot, metadata) for robot in scene.robots}
+    scene_json = (path / "scene.json").read_text(encoding="utf-8")
+    return ReplaySource(path, metadata, config, scene, scene_json, logs)
+
+
+def _robot_log(seq, scene: SceneSpec, robot, metadata: dict) -> RobotLog:
+    """A robot's physics-rate `robot_state` rows, split into the parts a replay sets."""
+    name = scene.stream_prefix(robot.name) + "robot_state"
+    if name not in seq.streams:
+        raise ReplaySourceError(f"source {seq.path} has no {name} stream to replay from")
+    table = seq.table(name)
+    kind = ROBOTS.get(robot.kind)
+    missing = [c for c in kind.state_columns(robot) if c not in table]
     if missing:
-        raise ReplaySourceError(f"source {path}: robot_state lacks columns {', '.join(missing)}")
+        raise ReplaySourceError(f"source {seq.path}: {name} lacks columns {', '.join(missing)}")
     k0, k1 = metadata["recorded_steps"]
     if len(table["t_ns"]) != k1 - k0:
         raise ReplaySourceError(
-            f"source {path}: robot_state has {len(table['t_ns'])} rows for {k1 - k0} steps; "
+            f"source {seq.path}: {name} has {len(table['t_ns'])} rows for {k1 - k0} steps; "
             "it must be logged at the physics rate"
         )
 
     def block(columns) -> np.ndarray:
         return np.stack([table[c] for c in columns], axis=1)
 
-    joints, actuators = kind.joint_names(scene.robot), kind.actuator_names(scene.robot)
-    log = RobotLog(
+    joints, actuators = kind.joint_names(robot), kind.actuator_names(robot)
+    return RobotLog(
         table["t_ns"],
         *(block([f"{part}_{j}" for j in joints]) for part in ("qpos", "qvel", "qacc_warmstart")),
-        block(kind.setpoint_columns(scene.robot)),
+        block(kind.setpoint_columns(robot)),
         block([f"ctrl_{a}" for a in actuators]),
     )
-    scene_json = (path / "scene.json").read_text(encoding="utf-8")
-    return ReplaySource(path, metadata, config, scene, scene_json, log)

@@ -18,18 +18,22 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 import numpy as np
+from pydantic import Field
 
 from twinsim.configmodel import ConfigModel
 from twinsim.scene.spec import BodySpec, RobotSpec
+from twinsim.sensors.registry import SENSOR_CONFIG
 
 #: (N, 2) world x, y → (N,) bool: where a robot may start (e.g. clear of people's traces)
 StartFilter = Callable[[np.ndarray], np.ndarray]
 
 
 class RobotConfig(ConfigModel):
-    """Base of every robot kind's config; `kind` picks the registered robot kind."""
+    """Base of every robot kind's config: `kind` picks the registered robot kind; `sensors`
+    are the robot's sensors by name, each with its `kind` (`twinsim.sensors`)."""
 
     kind: str
+    sensors: dict[str, SENSOR_CONFIG] = Field(default_factory=dict)  # type: ignore[valid-type]
 
 
 class Controller(Protocol):

@@ -10,3 +10,6 @@ if TYPE_CHECKING:
     from twinsim.robots.base import Robot
 
 ROBOTS: Registry[Robot] = Registry("robot kind", "robot.kind", "twinsim.robots.builtin")
+
+#: the name of the robot of a one-robot config (`robot:`); its streams keep their plain names
+DEFAULT_ROBOT = "robot"

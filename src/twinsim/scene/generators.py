@@ -55,9 +55,9 @@ class Layout:
     doors: tuple[DoorSpec, ...] = ()
 
     def to_scene(
-        self, seed: int, robot: RobotSpec, sensors: tuple[SensorSpec, ...] = ()
+        self, seed: int, robots: tuple[RobotSpec, ...], sensors: tuple[SensorSpec, ...] = ()
     ) -> SceneSpec:
-        """The complete `SceneSpec` of this world with a robot and its sensors."""
+        """The complete `SceneSpec` of this world with its robots and their sensors."""
         return SceneSpec(
             seed=seed,
             wall_height=self.wall_height,
@@ -69,7 +69,7 @@ class Layout:
             textures=self.textures,
             materials=self.materials,
             lights=self.lights,
-            robot=robot,
+            robots=robots,
             sensors=sensors,
         )
 

@@ -7,12 +7,12 @@ quaternions in MuJoCo order (w, x, y, z), object geometry given in the object's 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from twinsim.plugins import keyed_config
-from twinsim.robots.registry import ROBOTS
+from twinsim.robots.registry import DEFAULT_ROBOT, ROBOTS
 
 Vec2 = tuple[float, float]
 Vec3 = tuple[float, float, float]
@@ -26,7 +26,9 @@ TextureKind = Literal["wood", "tiles", "carpet", "plaster", "wallpaper", "fabric
 RoomType = Literal["living_room", "kitchen", "bedroom", "bathroom", "corridor", "office"]
 GeomType = Literal["box", "cylinder", "sphere", "capsule", "ellipsoid"]
 
-SCENE_FORMAT_VERSION = 1
+#: 2: `robots` (each with its `name`) replaced the one `robot`, and sensors name their robot;
+#: format 1 still reads (as one robot named `robot`)
+SCENE_FORMAT_VERSION = 2
 ROBOT_GEOM_GROUP = 3  # MuJoCo geom group of robot parts: they collide, on-board cameras skip them
 
 
@@ -123,11 +125,16 @@ class PathPoint(_Spec):
 class RobotSpec(_Spec):
     """What every robot kind records of itself; a kind adds its own fields (`twinsim.robots`).
 
-    `kind` names the registered robot kind that builds, drives and restarts it; `path` is the
-    planned motion of a scripted run (empty when the robot is driven from outside).
+    `kind` names the registered robot kind that builds, drives and restarts it; `name` is the
+    robot's name in the run (its streams say it); `path` is the planned motion of a scripted
+    run (empty when the robot is driven from outside).
     """
 
     kind: str
+    name: str = DEFAULT_ROBOT
+    # the robot as an instance (class `robot`) in the other robots' images; None when it is
+    # the only robot (no camera sees it) and in format 1
+    instance_id: int | None = Field(None, ge=1, le=65535)
     start_pos: Vec3
     start_yaw: float
     path: tuple[PathPoint, ...] = ()
@@ -190,6 +197,33 @@ class BodySpec(_Spec):
         """Every joint in kinematic order (the order of the robot's qpos and qvel)."""
         return tuple(j for link in self.links for j in link.joints)
 
+    def prefixed(self, prefix: str) -> BodySpec:
+        """The same body with every MuJoCo name (links, joints, geoms, actuators) prefixed, so
+        several robots of one kind share a model."""
+        if not prefix:
+            return self
+
+        def link(spec: LinkSpec) -> LinkSpec:
+            return spec.model_copy(
+                update={
+                    "name": prefix + spec.name,
+                    "parent": None if spec.parent is None else prefix + spec.parent,
+                    "joints": tuple(
+                        j.model_copy(update={"name": prefix + j.name}) for j in spec.joints
+                    ),
+                    "geoms": tuple(
+                        g.model_copy(update={"name": prefix + g.name}) for g in spec.geoms
+                    ),
+                }
+            )
+
+        actuators = tuple(
+            a.model_copy(update={"name": prefix + a.name, "joint": prefix + a.joint})
+            for a in self.actuators
+        )
+        links = tuple(link(x) for x in self.links)
+        return BodySpec(links=links, actuators=actuators, mount=prefix + self.mount)
+
 
 def _robot_spec_model(entry) -> type[RobotSpec]:
     return entry.spec_model
@@ -215,7 +249,8 @@ class EventSpec(_Spec):
 
 
 class SensorSpec(_Spec):
-    """A sensor on the robot body; `pos`/`quat` give T_body_sensor (camera: its optical frame).
+    """A sensor on the body of the robot `robot`; `pos`/`quat` give T_body_sensor (camera: its
+    optical frame).
 
     A LiDAR's frame is x forward, y left, z up; an event camera's is an OpenCV optical frame and
     its `rate_hz` is the internal render rate events are interpolated between. A camera's
@@ -224,6 +259,7 @@ class SensorSpec(_Spec):
 
     name: str
     type: str  # a registered sensor kind (`twinsim.sensors.registry`)
+    robot: str = DEFAULT_ROBOT
     rate_hz: int
     pos: Vec3
     quat: Quat
@@ -321,10 +357,41 @@ class SceneSpec(_Spec):
     textures: tuple[TextureSpec, ...]
     materials: tuple[MaterialSpec, ...]
     lights: tuple[LightSpec, ...]
-    robot: ROBOT_SPEC
+    robots: tuple[ROBOT_SPEC, ...]  # type: ignore[valid-type]
     sensors: tuple[SensorSpec, ...] = ()
     people: tuple[PersonSpec, ...] = ()
     flying_objects: tuple[FlyingObjectSpec, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_format_1(cls, data: Any) -> Any:
+        """A format-1 scene (one `robot`) as format 2: that robot, named `robot`."""
+        if isinstance(data, dict) and data.get("format_version") == 1 and "robot" in data:
+            robot = data["robot"]
+            data = {k: v for k, v in data.items() if k != "robot"}
+            data |= {"format_version": SCENE_FORMAT_VERSION, "robots": [robot]}
+        return data
+
+    @property
+    def robot(self) -> RobotSpec:
+        """The first robot (the only one of a one-robot run)."""
+        return self.robots[0]
+
+    def robot_named(self, name: str) -> RobotSpec:
+        """The robot called `name`."""
+        for robot in self.robots:
+            if robot.name == name:
+                return robot
+        raise KeyError(f"no robot {name!r}; robots: {', '.join(r.name for r in self.robots)}")
+
+    def robot_sensors(self, name: str) -> tuple[SensorSpec, ...]:
+        """The sensors on the robot called `name`, in order."""
+        return tuple(s for s in self.sensors if s.robot == name)
+
+    def stream_prefix(self, robot: str) -> str:
+        """What a stream name of the robot starts with: nothing when it is the only robot,
+        else `<robot>.` (so `cam0` of robot `b` is the stream `b.cam0`)."""
+        return "" if len(self.robots) == 1 else f"{robot}."
 
     def to_json(self) -> str:
         """Canonical JSON text (stable key order, so equal scenes give equal bytes)."""
@@ -368,4 +435,16 @@ class SceneSpec(_Spec):
                     "dynamic": True,
                 }
             )
+        for r in self.robots:
+            if r.instance_id is not None:
+                rows.append(
+                    {
+                        "instance_id": r.instance_id,
+                        "name": r.name,
+                        "semantic_class": "robot",
+                        "room_id": None,
+                        "dynamic": True,
+                        "robot": r.name,
+                    }
+                )
         return rows

@@ -111,7 +111,7 @@ class LidarScanner:
         self.steps_per_sweep = steps_per_sweep
         self._world = world
         parts = split_world(world) if caster != "whole" else None
-        self._caster = RayCaster(world.model, world.robot_body, workers, parts, caster == "embree")
+        self._caster = RayCaster(world.model, world.body_id, workers, parts, caster == "embree")
         self._labels = GeomLabels.of_world(world)
         dirs = beam_directions(self.spec)
         self._bounds = sector_bounds(self.spec.columns, steps_per_sweep)

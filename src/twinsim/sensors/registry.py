@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from twinsim.plugins import Registry
+from twinsim.plugins import Registry, keyed_config
 
 if TYPE_CHECKING:
     from twinsim.sensors.base import SensorKind
 
 SENSORS: Registry[SensorKind] = Registry("sensor kind", "sensor type", "twinsim.sensors.builtin")
+
+#: the annotation of one `sensors:` entry: its `kind` picks the kind's config model
+SENSOR_CONFIG = keyed_config(SENSORS, "kind", None)

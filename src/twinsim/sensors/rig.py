@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.geometry import matrix_to_quat_wxyz, rpy_deg_to_matrix
+from twinsim.robots.registry import DEFAULT_ROBOT
 from twinsim.scene.spec import SensorSpec
 from twinsim.sensors.registry import SENSORS
 
@@ -36,6 +37,9 @@ def body_mounted(cfg) -> dict:
     }
 
 
-def resolve_sensors(cfg) -> tuple[SensorSpec, ...]:
-    """Every configured sensor (`cfg.sensors`, in order) as a sensor on the robot body."""
-    return tuple(SENSORS.get(s.kind).spec(name, s) for name, s in cfg.sensors.items())
+def resolve_sensors(sensors: dict, robot: str = DEFAULT_ROBOT) -> tuple[SensorSpec, ...]:
+    """A robot's configured sensors (name → config, in order) as sensors on its body."""
+    return tuple(
+        SENSORS.get(s.kind).spec(name, s).model_copy(update={"robot": robot})
+        for name, s in sensors.items()
+    )

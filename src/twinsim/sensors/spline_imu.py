@@ -62,9 +62,10 @@ def sequence_spline_imu(seq: SequenceReader, imu: str) -> ImuData:
     info = seq.stream_info(imu)
     if info.get("type") != "imu":
         raise SequenceError(f"{imu} is not an IMU stream (type {info.get('type')!r})")
-    if POSE_STREAM not in seq.metadata["streams"]:
-        raise SequenceError(f"spline IMU needs the pose stream {POSE_STREAM!r}, which is missing")
-    t_pose_ns, T_world_body = seq.groundtruth(POSE_STREAM)
+    pose_stream = seq.stream_prefix(imu) + POSE_STREAM  # the IMU's robot's body poses
+    if pose_stream not in seq.metadata["streams"]:
+        raise SequenceError(f"spline IMU needs the pose stream {pose_stream!r}, which is missing")
+    t_pose_ns, T_world_body = seq.groundtruth(pose_stream)
     hz = int(seq.metadata["physics_hz"])
     k_start, k_end = seq.metadata["recorded_steps"]
     steps = stream_steps(k_start, k_end, hz // int(info["rate_hz"]))

@@ -6,7 +6,11 @@ import re
 from pathlib import Path
 
 SEQUENCE_FORMAT = "twinsim-sequence"
-SEQUENCE_FORMAT_VERSION = 1
+#: 2: several robots (`robots`, each stream's `robot`, `<robot>.<stream>` names when there are
+#: several), sensor stream types named as their kinds (`event_camera`, was `events`)
+SEQUENCE_FORMAT_VERSION = 2
+#: the formats this twinsim reads (older ones are read as the current one, in memory)
+READABLE_FORMAT_VERSIONS = (1, 2)
 
 INCOMPLETE = "INCOMPLETE"
 METADATA = "metadata.json"

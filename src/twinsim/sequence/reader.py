@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 
 from twinsim.errors import SequenceError
+from twinsim.robots.registry import DEFAULT_ROBOT
 from twinsim.scene.spec import SceneSpec
 from twinsim.sequence.frames import Frame
 from twinsim.sequence.images import read_npy, read_png
@@ -65,7 +66,26 @@ def read_metadata(path: Path) -> dict:
         raise SequenceError(f"{file}: not valid JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("streams"), dict):
         raise SequenceError(f"{file}: expected a JSON object with a 'streams' mapping")
-    return data
+    return upgrade_metadata(data)
+
+
+def upgrade_metadata(data: dict) -> dict:
+    """Metadata of format 1 in the current form, in memory (the file is left as it is): its
+    one robot named `robot` owns every stream, and event cameras are of type `event_camera`.
+    `format_version` keeps saying what the files are."""
+    if data.get("format_version") != 1:
+        return data
+    config = data.get("config")
+    robot = config.get("robot") if isinstance(config, dict) else None
+    kind = robot.get("kind", "drone") if isinstance(robot, dict) else "drone"
+    streams = {}
+    for name, info in data["streams"].items():
+        if isinstance(info, dict):
+            info = info | {"robot": DEFAULT_ROBOT}
+            if info.get("type") == "events":
+                info["type"] = "event_camera"
+        streams[name] = info
+    return data | {"robots": [{"name": DEFAULT_ROBOT, "kind": kind}], "streams": streams}
 
 
 def open_sequence(path: str | Path) -> SequenceReader:
@@ -95,6 +115,43 @@ class SequenceReader:
         self.path = Path(path)
         self.metadata = metadata
 
+    @property
+    def robots(self) -> list[str]:
+        """The names of the sequence's robots, in the order of the run (`scene.json`'s)."""
+        robots = self.metadata.get("robots")
+        if not isinstance(robots, list) or not robots:
+            return [DEFAULT_ROBOT]
+        return [str(r.get("name")) if isinstance(r, dict) else str(r) for r in robots]
+
+    def for_robot(self, robot: str | None = None) -> SequenceReader:
+        """The streams of one robot (default: the only or first one) under their own names
+        (`cam0` for the stream `b.cam0` of robot b): what exports and methods read."""
+        robots = self.robots
+        name = robots[0] if robot is None else robot
+        if name not in robots:
+            raise SequenceError(f"{self.path}: no robot {name!r}; robots: {', '.join(robots)}")
+        if len(robots) == 1:
+            return self
+        prefix = f"{name}."
+        own = {
+            stream.removeprefix(prefix): info
+            for stream, info in self.metadata["streams"].items()
+            if isinstance(info, dict) and info.get("robot") == name
+        }
+        return RobotReader(self.path, self.metadata | {"streams": own}, name, prefix)
+
+    def stream_prefix(self, stream: str) -> str:
+        """What the names of the streams of `stream`'s robot start with (`b.` for robot b's
+        in a sequence of several; nothing otherwise): `groundtruth_cam0` of the camera
+        `b.cam0` is `b.groundtruth_cam0`."""
+        robot = self.stream_info(stream).get("robot")
+        prefix = f"{robot}."
+        return prefix if len(self.robots) > 1 and stream.startswith(prefix) else ""
+
+    def _folder(self, stream: str) -> Path:
+        """The folder of a stream (by the name this reader knows it by)."""
+        return self.path / stream
+
     @cached_property
     def scene(self) -> SceneSpec:
         """The recorded world, parsed from scene.json."""
@@ -120,8 +177,8 @@ class SequenceReader:
         """A table stream as column name -> array (t_ns int64, every other column float64)."""
         if self.stream_info(stream).get("type") == "camera":
             raise SequenceError(f"{stream} is a camera stream; use camera({stream!r})")
-        name = f"{stream}/{TABLE_FILE}"
-        table = parse_table(self.path / name, 1, name)
+        name = f"{self._folder(stream).name}/{TABLE_FILE}"
+        table = parse_table(self._folder(stream) / TABLE_FILE, 1, name)
         if table.columns[0] != "t_ns":
             raise SequenceError(f"{name}: first column is {table.columns[0]!r}, expected 't_ns'")
         columns = {"t_ns": table.ints[:, 0]}
@@ -145,19 +202,19 @@ class SequenceReader:
         info = self.stream_info(name)
         if info.get("type") != "camera":
             raise SequenceError(f"{name} is not a camera stream (type {info.get('type')!r})")
-        return CameraStream(self.path / name, name, info)
+        return CameraStream(self._folder(name), self._folder(name).name, info)
 
     def lidar(self, name: str) -> LidarStream:
         """A LiDAR stream whose scans load lazily on indexing or iteration."""
         info = self.stream_info(name)
         if info.get("type") != "lidar":
             raise SequenceError(f"{name} is not a LiDAR stream (type {info.get('type')!r})")
-        return LidarStream(self.path / name, name)
+        return LidarStream(self._folder(name), self._folder(name).name)
 
     def events(self, name: str) -> EventData:
         """Every event of an event camera stream, with the camera's intrinsics."""
         info = self.stream_info(name)
-        if info.get("type") != "events":
+        if info.get("type") != "event_camera":
             raise SequenceError(f"{name} is not an event stream (type {info.get('type')!r})")
         try:
             K = np.array(info["K"], dtype=np.float64).reshape(3, 3)
@@ -166,7 +223,8 @@ class SequenceReader:
             raise SequenceError(
                 f"metadata.json: event camera {name} needs K (3x3), width, height ({exc})"
             ) from None
-        rec = read_records(self.path / name / EVENTS_FILE, EVENT_DTYPE, f"{name}/{EVENTS_FILE}")
+        folder = self._folder(name)
+        rec = read_records(folder / EVENTS_FILE, EVENT_DTYPE, f"{folder.name}/{EVENTS_FILE}")
         return EventData(
             x=np.ascontiguousarray(rec["x"]),
             y=np.ascontiguousarray(rec["y"]),
@@ -183,6 +241,26 @@ class SequenceReader:
         if missing:
             raise SequenceError(f"{stream}/{TABLE_FILE}: missing columns {', '.join(missing)}")
         return columns
+
+
+class RobotReader(SequenceReader):
+    """One robot's streams of a sequence of several, by their own names (`for_robot`)."""
+
+    def __init__(self, path: Path, metadata: dict, robot: str, prefix: str) -> None:
+        super().__init__(path, metadata)
+        self.robot, self.prefix = robot, prefix
+
+    @property
+    def robots(self) -> list[str]:
+        return [self.robot]
+
+    def for_robot(self, robot: str | None = None) -> SequenceReader:
+        if robot not in (None, self.robot):
+            raise SequenceError(f"{self.path}: this view holds robot {self.robot!r} only")
+        return self
+
+    def _folder(self, stream: str) -> Path:
+        return self.path / (self.prefix + stream)
 
 
 class CameraStream:

@@ -89,6 +89,24 @@ def test_each_robots_sensors_ride_on_its_own_body(two_drones):
         assert turned == pytest.approx(heading[-1] - heading[0], abs=0.02)
 
 
+def test_spline_imus_of_a_noisy_copy_follow_their_own_robot(two_drones, tmp_path):
+    from twinsim.noise import apply_noise, resolve_profile
+    from twinsim.sensors.spline_imu import sequence_spline_imu
+
+    noisy = open_sequence(
+        apply_noise(two_drones, tmp_path / "noisy", resolve_profile("spline-imu"))
+    )
+    assert validate_sequence(noisy.path).ok
+    seq = open_sequence(two_drones)
+    inner = slice(8, -8)  # away from the extrapolated ends
+    for robot in ROBOTS:
+        assert noisy.stream_info(f"{robot}.imu0_spline")["robot"] == robot
+        measured = seq.imu(f"{robot}.imu0")
+        spline = sequence_spline_imu(seq, f"{robot}.imu0")
+        assert np.median(np.abs(spline.accel[inner] - measured.accel[inner])) < 1e-3
+        assert np.median(np.abs(spline.gyro[inner] - measured.gyro[inner])) < 1e-3
+
+
 def test_a_robots_reader_sees_its_streams_by_their_own_names(two_drones):
     seq = open_sequence(two_drones)
     bravo = seq.for_robot("bravo")

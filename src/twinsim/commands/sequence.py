@@ -98,7 +98,9 @@ def _statistics_rows(stats: dict) -> list[tuple[str, str]]:
 def preview(
     path: Annotated[Path, typer.Argument(help="Sequence folder.")],
     out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
-    camera: Annotated[str, typer.Option(help="Camera stream.")] = "cam0",
+    camera: Annotated[
+        str | None, typer.Option(help="Camera stream (default: the first, e.g. cam0).")
+    ] = None,
     frame: Annotated[int, typer.Option(help="Frame index (negative counts from the end).")] = 0,
 ) -> None:
     """Write one frame as a contact sheet: RGB, depth, instances, boxes."""
@@ -108,7 +110,12 @@ def preview(
     from twinsim.sequence.preview import preview_frame
 
     try:
-        stream = open_sequence(path).camera(camera)
+        seq = open_sequence(path)
+        cameras = [n for n in seq.streams if seq.stream_info(n).get("type") == "camera"]
+        if camera is None and not cameras:
+            raise TwinsimError(f"{path}: has no camera stream to preview")
+        camera = camera or cameras[0]
+        stream = seq.camera(camera)
         if not -len(stream) <= frame < len(stream):
             raise TwinsimError(f"--frame {frame}: {camera} has frames 0..{len(stream) - 1}")
         sheet = preview_frame(stream[frame])

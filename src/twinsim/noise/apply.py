@@ -59,7 +59,7 @@ def apply_noise(
     check_output_folder(dst)
     seq = open_sequence(src)
     types = {name: info.get("type") for name, info in seq.metadata["streams"].items()}
-    _check_requirements(profile, types, src)
+    _check_requirements(profile, seq, types, src)
     plan = _noisy_streams(profile, types)
     metadata = _output_metadata(seq, profile, seed, plan)
     scene_json = (src / SCENE).read_text(encoding="utf-8")
@@ -85,7 +85,9 @@ def apply_noise(
     return dst
 
 
-def _check_requirements(profile: NoiseProfile, types: dict[str, str], src: Path) -> None:
+def _check_requirements(
+    profile: NoiseProfile, seq: SequenceReader, types: dict[str, str], src: Path
+) -> None:
     present = set(types.values())
     for kind in profile.requires:
         if kind not in present:
@@ -94,8 +96,11 @@ def _check_requirements(profile: NoiseProfile, types: dict[str, str], src: Path)
                 f"profile {profile.name!r} needs a {kind} stream, but {src} has none "
                 f"(streams: {have})"
             )
-    if profile.imu.enabled and profile.imu.spline and POSE_STREAM not in types:
-        raise NoiseError(f"imu.spline needs the pose stream {POSE_STREAM!r}, missing in {src}")
+    if profile.imu.enabled and profile.imu.spline:
+        for imu in (n for n, t in types.items() if t == "imu"):
+            pose = seq.stream_prefix(imu) + POSE_STREAM  # the IMU's robot's body poses
+            if pose not in types:
+                raise NoiseError(f"imu.spline needs the pose stream {pose!r}, missing in {src}")
 
 
 def _noisy_streams(profile: NoiseProfile, types: dict[str, str]) -> list[str]:
@@ -129,14 +134,16 @@ def _output_metadata(
         if name in streams:
             streams[name]["noise"] = f"noise profile {profile.name!r} (see metadata noise)"
             continue
-        source = streams[name.removesuffix(SPLINE_SUFFIX)]
+        imu = name.removesuffix(SPLINE_SUFFIX)
+        source = streams[imu]
         streams[name] = {
             "type": "imu",
+            "robot": source.get("robot"),
             "rate_hz": source["rate_hz"],
             "T_body_sensor": source.get("T_body_sensor"),
             "frame": source.get("frame", "IMU frame"),
-            "source": f"cubic splines through {POSE_STREAM} differentiated at the IMU's "
-            f"samples (CARLA-Loc), mounted like {name.removesuffix(SPLINE_SUFFIX)}",
+            "source": f"cubic splines through {seq.stream_prefix(imu)}{POSE_STREAM} "
+            f"differentiated at the IMU's samples (CARLA-Loc), mounted like {imu}",
             "noise": f"noise profile {profile.name!r} (see metadata noise)",
         }
     metadata["streams"] = streams

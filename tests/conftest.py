@@ -151,6 +151,37 @@ def place(world, pos, yaw=0.0, pitch=0.0, roll=0.0) -> None:
     world.robot().set_state(np.array([*pos, yaw, pitch, roll], float), np.zeros(6))
 
 
+def object_boxes(objects, classes=None):
+    """World AABBs (lo (n, 3), hi (n, 3)) of the geoms of unrotated objects (of `classes`, if
+    given), and each geom's object."""
+    lo, hi, owner = [], [], []
+    for obj in objects:
+        if classes is not None and obj.semantic_class not in classes:
+            continue
+        assert obj.quat == (1.0, 0.0, 0.0, 0.0)
+        for g in obj.geoms:
+            assert g.quat == (1.0, 0.0, 0.0, 0.0) and g.type in ("box", "cylinder")
+            half = np.array(g.size if g.type == "box" else (g.size[0], g.size[0], g.size[1]))
+            c = np.asarray(obj.pos) + np.asarray(g.pos)
+            lo.append(c - half)
+            hi.append(c + half)
+            owner.append(obj)
+    return np.array(lo), np.array(hi), owner
+
+
+#: a tiny run with people, flying objects, a small custom LiDAR and an event camera
+SENSOR_OVERRIDES = (
+    "people.count=2",
+    "flying_objects.count=2",
+    "lidars.lidar0.model=custom",
+    "lidars.lidar0.elevations_deg=[-30,-15,-5,0,5,10]",
+    "lidars.lidar0.columns=240",
+    "event_cameras.ev0.width=48",
+    "event_cameras.ev0.height=36",
+    "event_cameras.ev0.rate_hz=120",
+)
+
+
 def digest_folder(folder: Path) -> dict[str, str]:
     """sha256 of every file below `folder`, by relative path (byte-identity checks)."""
     return {

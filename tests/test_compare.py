@@ -9,6 +9,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 from typer.testing import CliRunner
 
+from conftest import SENSOR_OVERRIDES
 from twinsim.cli import app
 from twinsim.replay.compare import AXES, pose_deviation
 
@@ -56,16 +57,6 @@ def test_cli_compare_prints_a_table_and_json(dynamic_sequence):
     assert bad.exit_code == 2 and "error" in bad.output
 
 
-SENSOR_OVERRIDES = (  # as tests/test_lidar_events_run.py: a LiDAR and an event camera
-    "people.count=2",
-    "flying_objects.count=2",
-    "lidars.lidar0.model=custom",
-    "lidars.lidar0.elevations_deg=[-30,-15,-5,0,5,10]",
-    "lidars.lidar0.columns=240",
-    "event_cameras.ev0.width=48",
-    "event_cameras.ev0.height=36",
-    "event_cameras.ev0.rate_hz=120",
-)
 DURATION_S = 0.25
 
 

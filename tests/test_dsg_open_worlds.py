@@ -16,6 +16,7 @@ import shapely
 import spark_dsg
 from typer.testing import CliRunner
 
+from conftest import object_boxes
 from twinsim.cli import app
 from twinsim.dsg import (
     AgentTrack,
@@ -63,24 +64,9 @@ def warehouse(gl_backend, tmp_path_factory):
     return seq, spark_dsg.DynamicSceneGraph.load(str(out))
 
 
-def _boxes(objects) -> tuple[np.ndarray, np.ndarray, list[ObjectSpec]]:
-    """World AABBs (n, 3) lo and hi of the geoms of unrotated objects, and each geom's object."""
-    lo, hi, owner = [], [], []
-    for obj in objects:
-        assert obj.quat == (1.0, 0.0, 0.0, 0.0)
-        for g in obj.geoms:
-            assert g.quat == (1.0, 0.0, 0.0, 0.0) and g.type in ("box", "cylinder")
-            half = np.array(g.size if g.type == "box" else (g.size[0], g.size[0], g.size[1]))
-            c = np.asarray(obj.pos) + np.asarray(g.pos)
-            lo.append(c - half)
-            hi.append(c + half)
-            owner.append(obj)
-    return np.array(lo), np.array(hi), owner
-
-
 def _clearance(scene, xy: np.ndarray) -> np.ndarray:
     """Exact distance of points xy (n, 2) to the nearest static box reaching into the band."""
-    lo, hi, owner = _boxes(scene.objects)
+    lo, hi, owner = object_boxes(scene.objects)
     solid = np.array(
         [o.semantic_class not in ("floor", "ceiling") and not o.dynamic for o in owner]
     )
@@ -92,7 +78,7 @@ def _clearance(scene, xy: np.ndarray) -> np.ndarray:
 
 def _floor_rect(scene) -> shapely.Polygon:
     floor = next(o for o in scene.objects if o.semantic_class == "floor")
-    lo, hi, _ = _boxes([floor])
+    lo, hi, _ = object_boxes([floor])
     return shapely.box(*lo[0, :2], *hi[0, :2])
 
 
@@ -129,7 +115,9 @@ def test_the_hall_is_one_free_space_room_holding_every_object(warehouse):
     for node in objects:
         m = node.attributes.metadata.get()
         assert m["room_id"] == meta["room_id"] and graph.has_edge(room.id, node.id)
-        lo, hi, _ = _boxes([by_id[m["instance_id"]]])  # the whole footprint, not only its centre
+        lo, hi, _ = object_boxes(
+            [by_id[m["instance_id"]]]
+        )  # the whole footprint, not only its centre
         assert poly.covers(shapely.MultiPoint(np.concatenate([lo[:, :2], hi[:, :2]])))
     # racks, pallets and boxes are all there; every wall bounds the hall
     assert {"rack", "pallet", "box"} <= {n.attributes.metadata.get()["class"] for n in objects}

@@ -7,22 +7,12 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import digest_folder
+from conftest import SENSOR_OVERRIDES, digest_folder
 from twinsim.errors import SequenceError
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sequence import open_sequence, summarize_sequence, validate_sequence
 from twinsim.sequence.scans import EVENT_DTYPE, POINT_DTYPE, LidarScan, points_path
 
-OVERRIDES = (
-    "people.count=2",
-    "flying_objects.count=2",
-    "lidars.lidar0.model=custom",
-    "lidars.lidar0.elevations_deg=[-30,-15,-5,0,5,10]",
-    "lidars.lidar0.columns=240",
-    "event_cameras.ev0.width=48",
-    "event_cameras.ev0.height=36",
-    "event_cameras.ev0.rate_hz=120",
-)
 DURATION_S = 0.25  # steps [240, 300): sweeps at 240, 264 and 288, the last cut short
 
 
@@ -30,7 +20,7 @@ def _record(out):
     from twinsim.config import load_config
     from twinsim.sim import run
 
-    return run(load_config("tiny", OVERRIDES, seed=5, duration_s=DURATION_S), out)
+    return run(load_config("tiny", SENSOR_OVERRIDES, seed=5, duration_s=DURATION_S), out)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import digest_folder
+from conftest import digest_folder, object_boxes
 from test_placement import frames
 from twinsim.assemble import build_scene, make_actors
 from twinsim.config import FlyingObjectsConfig, PeopleConfig, load_config
@@ -38,23 +38,6 @@ OVERRIDES = [
 ]
 GOODS = ("rack", "pallet", "box")
 SEEDS = (0, 1, 2)
-
-
-def _boxes(objects, classes=None):
-    """World AABBs (n, 2, 3) of the geoms of unrotated objects, and each geom's object."""
-    lo, hi, owner = [], [], []
-    for obj in objects:
-        if classes is not None and obj.semantic_class not in classes:
-            continue
-        assert obj.quat == (1.0, 0.0, 0.0, 0.0)
-        for g in obj.geoms:
-            assert g.quat == (1.0, 0.0, 0.0, 0.0) and g.type in ("box", "cylinder")
-            half = np.array(g.size if g.type == "box" else (g.size[0], g.size[0], g.size[1]))
-            c = np.asarray(obj.pos) + np.asarray(g.pos)
-            lo.append(c - half)
-            hi.append(c + half)
-            owner.append(obj)
-    return np.array(lo), np.array(hi), owner
 
 
 def _hall(layout):
@@ -86,7 +69,7 @@ def layout(request):
 
 def test_racks_stand_inside_the_hall_and_leave_the_aisles_free(layout):
     ix, iy, h = _hall(layout)
-    lo, hi, _ = _boxes(layout.objects, GOODS)
+    lo, hi, _ = object_boxes(layout.objects, GOODS)
     assert np.all(np.abs(lo[:, :2]) <= [ix, iy]) and np.all(np.abs(hi[:, :2]) <= [ix, iy])
     assert lo[:, 2].min() >= -1e-9 and hi[:, 2].max() <= h - 1.0  # under the lights
     # aisles along x: free y bands from floor to rack top, as wide as the config asks
@@ -96,16 +79,16 @@ def test_racks_stand_inside_the_hall_and_leave_the_aisles_free(layout):
     ends = _free_intervals(lo[:, 0], hi[:, 0], -ix, ix)
     assert ends[0][0] == -ix and ends[-1][1] == ix  # end aisles along both end walls
     assert all(e - s >= TINY.aisle_width_m[0] for s, e in ends)
-    lamps = _boxes(layout.objects, ("lamp",))[0]
+    lamps = object_boxes(layout.objects, ("lamp",))[0]
     assert lamps[:, 2].min() >= h - 0.5
 
 
 def test_goods_rest_on_decks_and_never_pass_through_the_racks(layout):
-    rack_lo, rack_hi, _ = _boxes(layout.objects, ("rack",))
+    rack_lo, rack_hi, _ = object_boxes(layout.objects, ("rack",))
     for obj in layout.objects:
         if obj.semantic_class not in ("pallet", "box"):
             continue
-        lo, hi, _ = _boxes([obj])
+        lo, hi, _ = object_boxes([obj])
         overlap = np.minimum(hi[:, None], rack_hi[None]) - np.maximum(lo[:, None], rack_lo[None])
         assert not np.any(np.all(overlap > 1e-6, axis=2)), obj.name  # touching is fine
         if obj.semantic_class == "pallet":  # its bottom lies on the top of a deck under it
@@ -128,7 +111,7 @@ def test_ids_classes_materials_and_lights(layout):
     assert all(t.size == 16 for t in layout.textures)
     assert layout.rooms == () and layout.doors == ()
     assert 1 <= len(layout.lights) <= 4 and sum(x.castshadow for x in layout.lights) == 1
-    rack_lo, rack_hi, _ = _boxes(layout.objects, ("rack",))
+    rack_lo, rack_hi, _ = object_boxes(layout.objects, ("rack",))
     for light in layout.lights:
         xy = np.array(light.pos[:2])
         assert not np.any(np.all((rack_lo[:, :2] <= xy) & (xy <= rack_hi[:, :2]), axis=1))
@@ -148,7 +131,7 @@ def test_same_seed_same_warehouse_other_seed_other():
 
 def _aisle_of(xy: np.ndarray, layout) -> np.ndarray:
     """For each point: the index of the long aisle it is in (0, 1, …), or -1 in an end aisle."""
-    lo, hi, _ = _boxes(layout.objects, GOODS)
+    lo, hi, _ = object_boxes(layout.objects, GOODS)
     _, iy, _ = _hall(layout)
     aisles = _free_intervals(lo[:, 1], hi[:, 1], -iy, iy)
     out = np.full(len(xy), -1)
@@ -174,7 +157,7 @@ def test_the_drone_tours_the_aisles_clear_of_every_rack(layout):
     pos = traj.sample(np.arange(0.0, traj.duration_s, 0.02)).pos
     assert np.allclose(pos[:, 2], cfg.flight_height_m)
     # every box reaching into the flight band: the drone keeps its clearance from it
-    lo, hi, owner = _boxes(layout.objects)
+    lo, hi, owner = object_boxes(layout.objects)
     z = cfg.flight_height_m
     keep = [o.semantic_class not in ("floor", "ceiling") for o in owner]
     band = np.array(keep) & (hi[:, 2] > z - 0.3) & (lo[:, 2] < z + 0.3)
@@ -189,7 +172,7 @@ def test_the_drone_tours_the_aisles_clear_of_every_rack(layout):
 def _inside_static(pts: np.ndarray, layout) -> np.ndarray:
     """Whether points are in a part of the hall's contents, off the floor, or in the ceiling."""
     ix, iy, h = _hall(layout)
-    lo, hi, owner = _boxes(layout.objects)
+    lo, hi, owner = object_boxes(layout.objects)
     solid = [o.semantic_class not in ("floor", "ceiling") for o in owner]
     hit = (pts[:, 2] < -0.02) | (pts[:, 2] > h) | np.any(np.abs(pts[:, :2]) > [ix, iy], axis=1)
     lo, hi = lo[solid], hi[solid]

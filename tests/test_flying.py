@@ -22,7 +22,7 @@ from twinsim.actors.flying import (
 from twinsim.config import FlyingObjectsConfig, TwinsimConfig, load_config
 from twinsim.scene.apartment import generate_apartment
 from twinsim.scene.free_space import FloorRegion, floor_region
-from twinsim.scene.furniture import geoms_bounds
+from twinsim.scene.furniture.kit import geoms_bounds
 from twinsim.scene.layout import room_rect
 from twinsim.scene.spec import FlyingObjectSpec, Keyframe, PathPoint
 from twinsim.sensors.rig import resolve_sensors

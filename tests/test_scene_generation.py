@@ -15,7 +15,7 @@ from shapely.ops import unary_union
 from conftest import make_robot
 from twinsim.scene.apartment import ApartmentLayout, generate_apartment
 from twinsim.scene.apartment_generator import ApartmentConfig
-from twinsim.scene.furniture import geoms_bounds, object_footprint
+from twinsim.scene.furniture.kit import geoms_bounds, object_footprint
 from twinsim.scene.layout import (
     WALL_THICKNESS,
     FloorPlan,

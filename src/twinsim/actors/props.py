@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from twinsim.scene.furniture import geoms_bounds
+from twinsim.scene.furniture.kit import geoms_bounds
 from twinsim.scene.spec import GeomSpec, MaterialSpec, Quat
 
 Parts = tuple[tuple[GeomSpec, ...], tuple[MaterialSpec, ...]]  # an object's geoms, materials

@@ -191,7 +191,7 @@ def test_presets_resolve_to_their_beam_tables():
         ("lidars.l.model=hdl-64", "lidars.l.model"),
         ("lidars.l.rate_hz=7", r"lidars.l.rate_hz=7 must divide sim.physics_hz=240"),
         ("lidars.l.elevations_deg=[95]", r"must lie in \(-90, 90\)"),
-        ("lidars.l.max_range_m=0.05", "must be > min_range_m"),
+        ("lidars.l.max_range_m=0.05", "min_range_m=0.1 must be < max_range_m=0.05"),
         ("lidars.cam0.rate_hz=10", "lidars.cam0: sensor 'cam0' is a camera, not a lidar"),
         ("event_cameras.ev.rate_hz=7", r"event_cameras.ev.rate_hz=7 must divide"),
         ("event_cameras.ev.threshold_pos=0", "event_cameras.ev.threshold_pos"),

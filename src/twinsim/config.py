@@ -28,6 +28,7 @@ from twinsim.errors import ConfigError
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.generators import GENERATORS
+from twinsim.sequence.clock import expected_count
 
 ROBOT_CONFIG = keyed_config(ROBOTS, "kind", "drone")
 __all__ = ["DEFAULT_ROBOT", "SENSOR_SECTIONS", "TwinsimConfig", "load_config", "validate_config"]
@@ -159,6 +160,14 @@ class TwinsimConfig(_Config):
                 allowed = ", ".join(str(d) for d in range(1, hz + 1) if hz % d == 0)
                 raise ValueError(
                     f"{field}={rate} must divide sim.physics_hz={hz} (allowed: {allowed})"
+                )
+        k_start = round(self.sim.bootstrap_s * hz)
+        k_end = k_start + round(self.sim.duration_s * hz)
+        for field, rate in rates.items():  # a stream that would record nothing
+            if not expected_count(k_start, k_end, hz // rate):
+                raise ValueError(
+                    f"sim.duration_s={self.sim.duration_s} records nothing of {field}={rate} "
+                    f"(steps {k_start}..{k_end} of {hz} Hz); record at least 1/{rate} s"
                 )
         return self
 

@@ -12,18 +12,22 @@ loop asks the controller for a set-point (logged) and the actuator controls it g
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from twinsim.configmodel import ConfigModel
 from twinsim.scene.spec import BodySpec, RobotSpec
 from twinsim.sensors.registry import SENSOR_CONFIG
 
+#: the streams every robot records besides its sensors'
+ROBOT_STREAMS = ("groundtruth_body", "odometry", "joint_states", "robot_state")
+SENSOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 #: (N, 2) world x, y → (N,) bool: where a robot may start (e.g. clear of people's traces)
 StartFilter = Callable[[np.ndarray], np.ndarray]
 
@@ -34,6 +38,23 @@ class RobotConfig(ConfigModel):
 
     kind: str
     sensors: dict[str, SENSOR_CONFIG] = Field(default_factory=dict)  # type: ignore[valid-type]
+
+    @field_validator("sensors")
+    @classmethod
+    def _plain_names(cls, sensors: dict) -> dict:
+        """A sensor's name is its stream's (a folder): plain, and not one the robot's own
+        streams use."""
+        for name in sensors:
+            if not SENSOR_NAME.fullmatch(name):
+                raise ValueError(
+                    f"sensor name {name!r}: a letter or digit, then letters, digits, '_' or '-'"
+                )
+            if name in ROBOT_STREAMS or name.startswith("groundtruth_"):
+                raise ValueError(
+                    f"sensor name {name!r} is taken by the robot's own streams "
+                    f"({', '.join(ROBOT_STREAMS)}, groundtruth_<camera>)"
+                )
+        return sensors
 
 
 class Controller(Protocol):

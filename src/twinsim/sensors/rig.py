@@ -28,6 +28,13 @@ def optical_fields(cam) -> dict:
     }
 
 
+def check_clipping(cfg) -> None:
+    """An image sensor's clipping range must hold something: `near_m` < `far_m` (else every
+    depth would be 0 and every image empty)."""
+    if cfg.near_m >= cfg.far_m:
+        raise ValueError(f"near_m={cfg.near_m} must be < far_m={cfg.far_m}")
+
+
 def body_mounted(cfg) -> dict:
     """Rate and mounting of a sensor whose frame is the body's turned by `rpy_deg`."""
     return {

@@ -27,6 +27,7 @@ from twinsim.sequence.layout import (
     SCENE,
     STATUS_COMPLETE,
     TABLE_FILE,
+    check_stream_name,
     frame_path,
 )
 from twinsim.sequence.poses import rows_to_poses
@@ -66,6 +67,14 @@ def read_metadata(path: Path) -> dict:
         raise SequenceError(f"{file}: not valid JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("streams"), dict):
         raise SequenceError(f"{file}: expected a JSON object with a 'streams' mapping")
+    for name in data["streams"]:  # names become paths: never let one leave the folder
+        try:
+            check_stream_name(name)
+        except ValueError as exc:
+            raise SequenceError(f"{file}: {exc}") from None
+        folder = Path(path) / name
+        if folder.is_symlink():
+            raise SequenceError(f"{folder}: a stream folder must not be a symbolic link")
     return upgrade_metadata(data)
 
 

@@ -34,7 +34,7 @@ from twinsim.sensors.exposure import (
     window_steps,
 )
 from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
-from twinsim.sensors.rig import optical_fields
+from twinsim.sensors.rig import check_clipping, optical_fields
 from twinsim.sequence.stream_checks import StreamCheck, check_camera
 
 
@@ -59,6 +59,7 @@ class CameraConfig(SensorConfig):
 
     @model_validator(mode="after")
     def _shutter_within_frame(self) -> CameraConfig:
+        check_clipping(self)
         period = 1.0 / self.rate_hz
         for field in ("exposure_s", "rolling_shutter_readout_s"):
             if getattr(self, field) > period:

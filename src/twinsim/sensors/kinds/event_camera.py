@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from twinsim.scene.spec import EventSpec, SensorSpec
 from twinsim.sensors.base import (
@@ -18,7 +18,7 @@ from twinsim.sensors.base import (
 from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.events import EventSimulator, log_intensity
 from twinsim.sensors.kinds.camera import camera_mount
-from twinsim.sensors.rig import optical_fields
+from twinsim.sensors.rig import check_clipping, optical_fields
 from twinsim.sequence.stream_checks import StreamCheck, check_events
 
 
@@ -41,6 +41,11 @@ class EventCameraConfig(SensorConfig):
     log_eps: float = Field(0.02, gt=0.0, le=1.0)
     near_m: float = Field(0.05, gt=0.0)
     far_m: float = Field(30.0, gt=0.0)
+
+    @model_validator(mode="after")
+    def _clipping(self) -> EventCameraConfig:
+        check_clipping(self)
+        return self
 
 
 class EventRecorder(SensorRecorder):

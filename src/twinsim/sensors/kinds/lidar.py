@@ -47,11 +47,19 @@ class LidarConfig(SensorConfig):
                 raise ValueError(f"elevations_deg has {len(self.elevations_deg)} beams, 1-256")
             if any(not -90.0 < e < 90.0 for e in self.elevations_deg):
                 raise ValueError(f"elevations_deg={self.elevations_deg} must lie in (-90, 90)")
-        if self.max_range_m is not None and self.max_range_m <= self.min_range_m:
+        max_range = _max_range(self)
+        if max_range <= self.min_range_m:
             raise ValueError(
-                f"max_range_m={self.max_range_m} must be > min_range_m={self.min_range_m}"
+                f"min_range_m={self.min_range_m} must be < max_range_m={max_range}"
+                + ("" if self.max_range_m else f" ({self.model}'s)")
             )
         return self
+
+
+def _max_range(cfg: LidarConfig) -> float:
+    """The configured maximum range, else the model's (120 m for a custom LiDAR)."""
+    preset = LIDAR_MODELS.get(cfg.model)
+    return cfg.max_range_m or (preset.max_range_m if preset else 120.0)
 
 
 def lidar_spec(cfg: LidarConfig) -> LidarSpec:
@@ -59,7 +67,7 @@ def lidar_spec(cfg: LidarConfig) -> LidarSpec:
     preset = LIDAR_MODELS.get(cfg.model)
     elevations = cfg.elevations_deg or (preset.elevations_deg if preset else ())
     columns = cfg.columns or max(1, round(preset.columns_per_s / cfg.rate_hz))
-    max_range = cfg.max_range_m or (preset.max_range_m if preset else 120.0)
+    max_range = _max_range(cfg)
     return LidarSpec(
         model=cfg.model,
         elevations_deg=tuple(sorted(float(e) for e in elevations)),

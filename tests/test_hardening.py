@@ -1,0 +1,89 @@
+"""Input that could only record garbage, or reach outside a sequence, is refused in one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from twinsim.cli import app
+from twinsim.config import load_config
+from twinsim.errors import ConfigError, SequenceError
+from twinsim.sequence import open_sequence, validate_sequence
+
+V1 = Path(__file__).parent / "data" / "v1_sequence"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "duration_s", "message"),
+    [
+        (["sensors.cam0.near_m=40"], None, r"sensors\.cam0: near_m=40.0 must be < far_m=30.0"),
+        (
+            ["sensors.ev.kind=event_camera", "sensors.ev.far_m=0.01"],
+            None,
+            r"sensors\.ev: near_m=0.05 must be < far_m=0.01",
+        ),
+        (
+            ["sensors.l.kind=lidar", "sensors.l.min_range_m=500"],
+            None,
+            r"sensors\.l: min_range_m=500.0 must be < max_range_m=120.0 \(hdl-32e's\)",
+        ),
+        ([], 0.001, r"sim\.duration_s=0.001 records nothing of sensors\.cam0\.rate_hz=30"),
+        (["sensors.odometry.kind=imu"], None, r"sensor name 'odometry' is taken"),
+        (["sensors.groundtruth_x.kind=imu"], None, r"sensor name 'groundtruth_x' is taken"),
+        (["sensors.a/b.kind=imu"], None, r"sensor name 'a/b': a letter or digit"),
+    ],
+)
+def test_configs_that_could_only_record_garbage_are_refused(overrides, duration_s, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config("tiny", overrides, duration_s=duration_s)
+
+
+def test_the_cli_refuses_them_before_writing_anything(tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app, ["run", "--config", "tiny", "--set", "sensors.cam0.near_m=40", "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1 and "near_m" in result.output
+    assert not out.exists()
+
+
+def _crafted(tmp_path: Path, rename: tuple[str, str]) -> Path:
+    seq = Path(shutil.copytree(V1, tmp_path / "seq"))
+    meta = json.loads((seq / "metadata.json").read_text())
+    meta["streams"][rename[1]] = meta["streams"].pop(rename[0])
+    (seq / "metadata.json").write_text(json.dumps(meta))
+    return seq
+
+
+@pytest.mark.parametrize("name", ["../planted", "/tmp/planted", "metadata.json", "a/b"])
+def test_stream_names_that_leave_the_folder_are_refused_everywhere(tmp_path, name):
+    seq = _crafted(tmp_path, ("imu0", name))
+    with pytest.raises(SequenceError, match=r"must be a plain folder name|is reserved"):
+        open_sequence(seq)
+    report = validate_sequence(seq)
+    assert not report.ok
+    assert any("plain folder name" in p or "reserved" in p for p in report.problems)
+    runner = CliRunner()
+    noisy = tmp_path / "out" / "noisy"
+    result = runner.invoke(app, ["noise", str(seq), "-p", "carla-loc", "--out", str(noisy)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    result = runner.invoke(
+        app, ["export", str(seq), "-f", "euroc", "--out", str(tmp_path / "out" / "e")]
+    )
+    assert result.exit_code == 2
+    assert not (tmp_path / "planted").exists() and not (tmp_path / "out" / "planted").exists()
+    assert not Path("/tmp/planted").exists()
+
+
+def test_a_stream_folder_that_is_a_link_is_refused(tmp_path):
+    seq = Path(shutil.copytree(V1, tmp_path / "seq"))
+    outside = Path(shutil.move(seq / "imu0", tmp_path / "elsewhere"))
+    (seq / "imu0").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(SequenceError, match="must not be a symbolic link"):
+        open_sequence(seq)
+    assert not validate_sequence(seq).ok

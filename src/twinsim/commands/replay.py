@@ -14,14 +14,28 @@ from twinsim.replay.variations import Adversity, LightPreset, ReplayMode
 
 
 def _sensor_fields(option: str, assignments: list[str]) -> dict[str, dict]:
-    """`NAME.field=value` assignments → {NAME: {field: value}} (values parsed as YAML)."""
+    """`NAME.field=value` assignments → {NAME: {field: value}} (values parsed as YAML).
+
+    Sensor fields are flat, so the field follows the last dot before `=`: in
+    `bravo.cam1.width=32` the sensor is `bravo.cam1` (robot bravo's cam1).
+    """
     sensors: dict[str, dict] = {}
     for item in assignments:
         key, sep, raw = item.partition("=")
-        name, dot, field = key.strip().partition(".")
+        name, dot, field = key.strip().rpartition(".")
         if not (sep and dot and name and field):
-            raise ConfigError(f"{option} expects NAME.field=value, got {item!r}")
-        sensors.setdefault(name, {})[field] = yaml.safe_load(raw)
+            raise ConfigError(
+                f"{option} expects NAME.field=value (e.g. cam1.width=320, or bravo.cam1.width=320 "
+                f"for robot bravo's), got {item!r}"
+            )
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise ConfigError(
+                f"{option} {item!r}: the value {raw!r} is not valid YAML (a number, a word, "
+                "or a list such as [0, -20, 0])"
+            ) from None
+        sensors.setdefault(name, {})[field] = value
     return sensors
 
 
@@ -64,6 +78,16 @@ def replay_command(
     smoke: Annotated[float | None, typer.Option(help="Drifting smoke 0..1.")] = None,
     adversity: Annotated[
         Adversity | None, typer.Option(help="Preset combining fog, rain, smoke, flicker.")
+    ] = None,
+    sensor: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Add/change a sensor of any kind: NAME.field=value (repeatable); a new sensor "
+            "needs its kind, e.g. --sensor depth1.kind=camera --sensor depth1.width=320."
+        ),
+    ] = None,
+    remove_sensor: Annotated[
+        list[str] | None, typer.Option(help="Drop a sensor of any kind (repeatable).")
     ] = None,
     camera: Annotated[
         list[str] | None,
@@ -118,6 +142,8 @@ def replay_command(
             "snow": snow,
             "smoke": smoke,
             "adversity": adversity and adversity.value,
+            "sensors": _sensor_fields("--sensor", sensor or []) or None,
+            "remove_sensors": remove_sensor or None,
             "cameras": _sensor_fields("--camera", camera or []) or None,
             "lidars": _sensor_fields("--lidar", lidar or []) or None,
             "event_cameras": _sensor_fields("--event-camera", event_camera or []) or None,

@@ -1,5 +1,4 @@
-"""Sensors of a twin: add or replace cameras, LiDARs and event cameras, move a camera, drop one,
-or add a stereo pair.
+"""Sensors of a twin: add, change or remove sensors of any registered kind, or add a stereo pair.
 
 A replay logs the robot state at every physics step, so a sensor added in a twin gets its
 poses at its own rate (any rate dividing the physics rate) exactly, with no interpolation; a
@@ -12,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from twinsim.config import SENSOR_SECTIONS, TwinsimConfig, validate_config
+from twinsim.config import TwinsimConfig, validate_config
 from twinsim.configmodel import format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.geometry import rpy_deg_to_matrix
-from twinsim.replay.variations import StereoVariation, Variations
+from twinsim.replay.variations import REMOVAL_SHORTHANDS, StereoVariation, Variations
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.kinds.camera import CameraConfig
 from twinsim.sensors.registry import SENSORS
@@ -41,18 +40,27 @@ def stereo_cameras(stereo: StereoVariation) -> dict[str, CameraConfig]:
     return out
 
 
-def _sensor(section: str, recorded: BaseModel | None, name: str, fields: dict) -> BaseModel:
-    """The config of sensor `name` of `section`'s kind: the recorded one (if any, of the same
-    kind) with `fields` set."""
-    kind = SENSOR_SECTIONS[section]
-    if recorded is not None and recorded.kind != kind:
-        raise ConfigError(f"{section}.{name}: sensor {name!r} is a {recorded.kind}, not a {kind}")
+def _sensor(recorded: BaseModel | None, name: str, fields: dict, where: str) -> BaseModel:
+    """The config of sensor `name`: the recorded one (if any) with `fields` set, of its kind;
+    a new sensor's `fields` name its kind. `where` is the variation's path in errors."""
+    kind = fields.get("kind", None if recorded is None else recorded.kind)
+    if kind is None:
+        raise ConfigError(
+            f"{where}: {name!r} is a new sensor; give its kind, one of {', '.join(SENSORS.names())}"
+        )
+    if recorded is not None and kind != recorded.kind:
+        raise ConfigError(
+            f"{where}: sensor {name!r} is a {recorded.kind}, not a {kind} (a twin keeps a "
+            "sensor's kind: remove it to add a new one of that name)"
+        )
+    if not isinstance(kind, str) or kind not in SENSORS:
+        raise ConfigError(f"{where}.kind: {SENSORS.unknown(kind)}")
     model = SENSORS.get(kind).config_model
     data = {**(recorded.model_dump() if recorded is not None else {}), **fields, "kind": kind}
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, model, data, f"{section}.{name}")) from None
+        raise ConfigError(format_validation_error(exc, model, data, where)) from None
 
 
 def _robot_of(name: str, robots: list[str]) -> tuple[str, str]:
@@ -70,37 +78,39 @@ def twin_sensors(
     """The config and scene with the variation's sensors; `ConfigError` for unknown names.
 
     Sensors are named as their streams are: `cam1`, or `b.cam1` for robot b's when the
-    sequence has several robots (a plain name is the first robot's).
+    sequence has several robots (a plain name is the first robot's). Removals apply first, so
+    a name both removed and given is a new sensor.
     """
-    changes = {
-        "cameras": variations.cameras,
-        "lidars": variations.lidars,
-        "event_cameras": variations.event_cameras,
-    }
-    if not (any(changes.values()) or variations.remove_cameras or variations.stereo):
+    if not (variations.sensors or variations.remove_sensors or variations.stereo):
         return cfg, scene
     robots = [r.name for r in scene.robots]  # the run's order (a config read back is sorted)
     sensors = {r: dict(cfg.robots[r].sensors) for r in robots}
-    for name in variations.remove_cameras:
+    removed: set[tuple[str, str]] = set()
+    for name in variations.remove_sensors:
         robot, local = _robot_of(name, robots)
-        if sensors[robot].get(local) is None or sensors[robot][local].kind != "camera":
-            cameras = [
+        field = variations.written_as("remove_sensors", name)
+        kind = REMOVAL_SHORTHANDS.get(field)  # a shorthand removes sensors of its kind only
+        current = sensors[robot].get(local)
+        if current is None or kind not in (None, current.kind):
+            what = kind or "sensor"
+            present = [
                 scene.stream_prefix(r) + n
                 for r in robots
                 for n, c in sensors[r].items()
-                if c.kind == "camera"
+                if kind in (None, c.kind)
             ]
             raise ConfigError(
-                f"remove_cameras: no camera {name!r} in this sequence; cameras: "
-                f"{', '.join(cameras) or 'none'}"
+                f"{field}: no {what} {name!r} in this sequence; {what}s: "
+                f"{', '.join(present) or 'none'}"
             )
         del sensors[robot][local]
+        removed.add((robot, local))
     added: set[tuple[str, str]] = set()
-    for section, entries in changes.items():
-        for name, fields in entries.items():
-            robot, local = _robot_of(name, robots)
-            sensors[robot][local] = _sensor(section, sensors[robot].get(local), name, fields)
-            added.add((robot, local))
+    for name, fields in variations.sensors.items():
+        robot, local = _robot_of(name, robots)
+        where = f"{variations.written_as('sensors', name)}.{name}"
+        sensors[robot][local] = _sensor(sensors[robot].get(local), name, fields, where)
+        added.add((robot, local))
     if variations.stereo is not None:
         robot, local = _robot_of(variations.stereo.name, robots)
         pair = stereo_cameras(variations.stereo.model_copy(update={"name": local}))
@@ -122,5 +132,5 @@ def twin_sensors(
         recorded[key] if key in recorded and key not in added else spec
         for key, spec in resolved.items()
     ]
-    specs += [s for key, s in recorded.items() if key not in resolved and s.type != "camera"]
+    specs += [s for key, s in recorded.items() if key not in resolved and key not in removed]
     return twin_cfg, scene.model_copy(update={"sensors": tuple(specs)})

@@ -3,6 +3,13 @@
 Every field defaults to "no change", so `Variations()` is an exact repetition. `adversity`
 presets (Unreal Robotics Lab's none / minor / major) fill in fog, rain, smoke and flickering
 light wherever the same field is not given explicitly; `resolved()` applies them.
+
+Sensors of any registered kind are added, changed and removed through `sensors` (name →
+fields, a new sensor's with its `kind`) and `remove_sensors`. The per-kind fields of earlier
+versions (`cameras`, `lidars`, `event_cameras`, `remove_cameras`) stay accepted as shorthands
+and are folded into those two when validated, so a model, its `summary()` and a twin's metadata
+hold only the canonical form; the model remembers where a folded entry was written, so errors
+name it as the user wrote it (`lidars.lidar0.colums`) and `remove_cameras` removes cameras only.
 """
 
 from __future__ import annotations
@@ -12,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from twinsim.configmodel import format_validation_error
 from twinsim.errors import ConfigError
@@ -73,6 +88,62 @@ class StereoVariation(_Model):
     rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
+#: shorthands of `sensors`: each section's entries are sensors of its kind
+SENSOR_SHORTHANDS = {"cameras": "camera", "lidars": "lidar", "event_cameras": "event_camera"}
+#: shorthands of `remove_sensors`: each removes sensors of its kind only
+REMOVAL_SHORTHANDS = {"remove_cameras": "camera"}
+
+
+def _mapping(value: Any, where: str, of: str) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be a mapping of {of}")
+    return value
+
+
+def _names(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list | tuple) or not all(isinstance(n, str) for n in value):
+        raise ValueError(f"{where} must be a list of sensor names")
+    return list(value)
+
+
+def _fold_sensor_shorthands(data: dict) -> tuple[dict, dict[tuple[str, str], str]]:
+    """`data` with the shorthands folded into `sensors` and `remove_sensors`, and where each
+    folded entry was written: {("sensors" | "remove_sensors", name): shorthand}.
+
+    A shorthand's entry updates the `sensors` entry of the same name, which must be of the
+    shorthand's kind (`ValueError` naming the sensor otherwise).
+    """
+    keys = [k for k in (*SENSOR_SHORTHANDS, *REMOVAL_SHORTHANDS) if k in data]
+    if not keys:
+        return data, {}
+    out = {k: v for k, v in data.items() if k not in keys}
+    written: dict[tuple[str, str], str] = {}
+    sensors = dict(_mapping(out.get("sensors", {}), "sensors", "sensor names to their fields"))
+    for key in (k for k in keys if k in SENSOR_SHORTHANDS):
+        kind = SENSOR_SHORTHANDS[key]
+        for name, fields in _mapping(data[key], key, "sensor names to their fields").items():
+            where = f"{key}.{name}"
+            current = _mapping(sensors.get(name, {}), f"sensors.{name}", "fields")
+            fields = _mapping(fields, where, "fields")
+            kinds = (current.get("kind", kind), fields.get("kind", kind))
+            if any(k != kind for k in kinds):
+                other = next(k for k in kinds if k != kind)
+                raise ValueError(f"{where}: sensor {name!r} is a {other}, not a {kind}")
+            sensors[name] = {**current, **fields, "kind": kind}
+            written["sensors", name] = key
+    removals = _names(out.get("remove_sensors", []), "remove_sensors")
+    for key in (k for k in keys if k in REMOVAL_SHORTHANDS):
+        for name in _names(data[key], key):
+            if name not in removals:
+                removals.append(name)
+                written["remove_sensors", name] = key
+    if sensors:
+        out["sensors"] = sensors
+    if removals:
+        out["remove_sensors"] = removals
+    return out, written
+
+
 class Variations(_Model):
     """Everything a twin may change; the defaults change nothing."""
 
@@ -88,13 +159,29 @@ class Variations(_Model):
     snow: float | None = Field(None, ge=0.0, le=1.0)
     smoke: float | None = Field(None, ge=0.0, le=1.0)
     adversity: Adversity = Adversity.none
-    # camera name → fields: merged onto the recorded camera of that name, or a new camera
-    cameras: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    lidars: dict[str, dict[str, Any]] = Field(default_factory=dict)  # add or change LiDARs
-    event_cameras: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    remove_cameras: tuple[str, ...] = ()
+    # sensor name (as its stream is named) → fields: merged onto the recorded sensor of that
+    # name (same kind), or a new sensor (its fields name its `kind`); removals apply first
+    sensors: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    remove_sensors: tuple[str, ...] = ()
     stereo: StereoVariation | None = None
     seed: int = Field(0, ge=0)
+    _written_as: dict[tuple[str, str], str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _fold_shorthands(cls, data: Any, handler: ModelWrapValidatorHandler) -> Variations:
+        written: dict[tuple[str, str], str] = {}
+        if isinstance(data, dict):
+            data, written = _fold_sensor_shorthands(data)
+        model = handler(data)
+        if written:
+            model._written_as = written
+        return model
+
+    def written_as(self, field: str, name: str) -> str:
+        """Where the entry `name` of `sensors` or `remove_sensors` was written: the field
+        itself, or the shorthand folded into it (for error messages, and removal kinds)."""
+        return self._written_as.get((field, name), field)
 
     def resolved(self) -> Variations:
         """The variations with the adversity preset filled in where a field was left unset."""
@@ -144,11 +231,24 @@ def load_variations(path: str | Path) -> Variations:
 
 
 def merge_variations(base: Variations, override: dict) -> Variations:
-    """`base` with the fields in `override` replaced (light merged field by field)."""
+    """`base` with the fields in `override` replaced; light and each sensor are merged field by
+    field, removals added (a sensor `override` removes loses `base`'s changes of it)."""
+    over = parse_variations(override)  # validated, its sensor shorthands folded
     data = base.model_dump(mode="json", exclude_defaults=True)
+    removed = list(over.remove_sensors)
+    sensors = {n: f for n, f in data.pop("sensors", {}).items() if n not in removed}
+    for name, fields in over.sensors.items():
+        sensors[name] = {**sensors.get(name, {}), **fields}
+    kept = [n for n in data.pop("remove_sensors", ()) if n not in removed]
+    folded = {"sensors", "remove_sensors", *SENSOR_SHORTHANDS, *REMOVAL_SHORTHANDS}
     for key, value in override.items():
         if key == "light" and isinstance(value, dict):
             data["light"] = {**data.get("light", {}), **value}
-        else:
+        elif key not in folded:
             data[key] = value
-    return parse_variations(data)
+    merged = parse_variations(data | {"sensors": sensors, "remove_sensors": kept + removed})
+    replaced = {("sensors", n) for n in (*over.sensors, *removed)}
+    replaced |= {("remove_sensors", n) for n in removed}
+    written = {k: v for k, v in base._written_as.items() if k not in replaced}
+    merged._written_as = written | over._written_as
+    return merged

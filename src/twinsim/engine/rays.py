@@ -10,9 +10,12 @@ default apartment's static world has 87 bodies. So a world is cast in parts:
   two boxes share, on a back face) is unsure, and that ray goes to `mj_multiRay` on the whole
   static world (rare);
 - each static object with a curved geom (capsule, cylinder, ellipsoid, sphere) is kept exact in
-  its own small MuJoCo model, and so is each person and flying object; such a model gets only
-  the rays that pass within its bounding sphere nearer than the static boxes' hit (a
-  conservative numpy test, after ruling out spheres outside the bundle's cone).
+  its own small MuJoCo model, and so is each person, flying object and other robot; such a
+  model gets only the rays that pass within its bounding sphere nearer than the static boxes'
+  hit (a conservative numpy test, after ruling out spheres outside the bundle's cone).
+Robot geoms are in group `ROBOT_GEOM_GROUP`, which no ray sees; a caster moves a robot's geoms
+to a seen group only where it shows them: each other robot in its own moving model (in `whole`,
+in the world model), the casting robot's own links nowhere.
 The nearest hit wins (on a tie the lower world geom id, as `mj_multiRay` picks). Geom ids are
 mapped back to the world model's by name, so the points are those of one `mj_multiRay` on the
 whole world but for rays that graze an edge, where float32 and float64 may see different faces
@@ -20,17 +23,18 @@ at the same distance (a test bounds them). `split` casts the static world with `
 instead of Embree (the former caster), `whole` casts every ray into the world model.
 
 `mj_multiRay` borrows scratch memory from the `MjData` it is given, so each worker thread casts
-into its own `MjData` (static models' poses set once, actors' copied from the world's before
-each cast). It releases the GIL, so with `workers` > 1 the MuJoCo casts of one bundle run on
-threads; for a LiDAR sector (~2 900 rays, many small casts) the threads' overhead outweighs
-the overlap (measured), so `LidarScanner` uses one. Embree runs on the calling thread: a
-bundle split over two threads cast slower through embreex (measured). Rays go to copies of the
-models in which the textured boxes are analytic boxes again (~1.4× faster).
+into its own `MjData` (static models' poses set once, actors' and robots' copied from the
+world's before each cast). It releases the GIL, so with `workers` > 1 the MuJoCo casts of one
+bundle run on threads; for a LiDAR sector (~2 900 rays, many small casts) the threads' overhead
+outweighs the overlap (measured), so `LidarScanner` uses one. Embree runs on the calling
+thread: a bundle split over two threads cast slower through embreex (measured). Rays go to
+copies of the models in which the textured boxes are analytic boxes again (~1.4× faster).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -47,6 +51,7 @@ _GEOM_POSE_FIELDS = ("geom_xpos", "geom_xmat")
 _LIVE_FIELDS = ("geom_size", "geom_rbound", "geom_aabb")
 _SPHERE_MARGIN_M = 1e-6  # widens every bounding sphere of the actor pre-filter (rounding)
 _CONE_MARGIN_RAD = 1e-6  # widens the bundle's cone (arccos loses ~1e-8 rad near 0)
+_SHOWN_GROUP = 0  # the group a robot's geoms take where a caster shows them
 CASTERS = ("embree", "split", "whole")
 
 
@@ -86,15 +91,18 @@ def geom_albedo(model: mujoco.MjModel) -> np.ndarray:
 class WorldSplit:
     """A world's geometry as models whose geoms and bodies match the world's by name."""
 
+    # robots (hidden there) are in every model
     static: mujoco.MjModel  # the world without people and flying objects
-    actors: tuple[mujoco.MjModel, ...]  # each person and flying object alone (and the robot)
+    actors: tuple[mujoco.MjModel, ...]  # each person and flying object alone
     groups: tuple[np.ndarray, ...]  # world geom ids of each actor
-    curved: tuple[mujoco.MjModel, ...]  # each static object with a non-box geom alone (& robot)
+    curved: tuple[mujoco.MjModel, ...]  # each static object with a non-box geom alone
     curved_groups: tuple[np.ndarray, ...]  # world geom ids of each such object
+    robots: mujoco.MjModel  # the robots alone: each robot a caster shows is cast in a copy
 
 
 def split_world(world) -> WorldSplit:
-    """Compile the static part of a `World`, each of its actors and each curved object apart."""
+    """Compile the static part of a `World`, each of its actors, each curved object and the
+    robots apart."""
     scene, render = world.scene, world.render_config
     hz = round(1.0 / world.model.opt.timestep)
     # rays see no texels: the static model's textures are tiny (its boxes' UV meshes, whose
@@ -141,12 +149,14 @@ def split_world(world) -> WorldSplit:
         tuple(geoms for _, geoms in actors),
         tuple(compile_model(c, render, hz) for c, _ in curved),
         tuple(geoms for _, geoms in curved),
+        compile_model(bare, render, hz),
     )
 
 
 class _Target:
     """One model rays are cast into, its geoms and bodies the world's of the same names, with
-    one scratch `MjData` per worker: posed once if nothing in it moves, else by `sync`."""
+    one scratch `MjData` per worker: posed once if nothing in it moves, else by `sync`; of the
+    `hidden` world geoms (robots') only the `shown` ones are seen."""
 
     def __init__(
         self,
@@ -155,11 +165,15 @@ class _Target:
         exclude_body: int,
         workers: int,
         moves: bool,
+        hidden: np.ndarray,
+        shown: np.ndarray,
     ) -> None:
         self.model = _ray_model(model)
         self.moves = moves
         self.geoms = _world_ids(world, model, mujoco.mjtObj.mjOBJ_GEOM, model.ngeom)
         self.bodies = _world_ids(world, model, mujoco.mjtObj.mjOBJ_BODY, model.nbody)
+        self.model.geom_group[np.isin(self.geoms, hidden)] = ROBOT_GEOM_GROUP
+        self.model.geom_group[np.isin(self.geoms, shown)] = _SHOWN_GROUP
         # geoms kept as they are follow the world model's sizes (flying objects are rescaled)
         self._live = np.flatnonzero(self.model.geom_type == world.geom_type[self.geoms])
         self._live_world = self.geoms[self._live]
@@ -267,11 +281,13 @@ def _near_spheres(
 
 
 class RayCaster:
-    """Casts bundles of rays from one origin; geoms of the excluded body and robot group unseen.
+    """Casts bundles of rays from one origin; the excluded body and the robots' geoms are
+    unseen, but for the `others` robots'.
 
     Without a `WorldSplit` every ray goes to the world model (`whole`); with one, rays go to
     its parts (see above): the static boxes to Embree (`boxes=True`), or the whole static
-    world to `mj_multiRay` (`boxes=False`, the former `split` caster).
+    world to `mj_multiRay` (`boxes=False`, the former `split` caster); each robot of `others`
+    is a moving part.
     """
 
     def __init__(
@@ -281,23 +297,37 @@ class RayCaster:
         workers: int = 1,
         split: WorldSplit | None = None,
         boxes: bool = True,
+        own: np.ndarray | None = None,
+        others: Sequence[np.ndarray] = (),
     ) -> None:
+        """`own`: the world geom ids of the casting robot (never seen, all its links); `others`:
+        those of each other robot (seen where they are at each cast)."""
         self._source = model
         n = self._workers = max(1, workers)
         self._groups = np.ones(mujoco.mjNGROUP, np.uint8)
         self._groups[ROBOT_GEOM_GROUP] = 0
-        static = model if split is None else split.static
-        self._static = _Target(model, static, exclude_body, n, moves=split is None)
-        parts: list[tuple[mujoco.MjModel, np.ndarray, bool]] = []
+        empty = np.empty(0, int)
+        seen = np.concatenate([empty, *others]).astype(int)
+        hidden = np.concatenate([seen, empty if own is None else np.asarray(own, int)])
+        if split is None:
+            self._static = _Target(model, model, exclude_body, n, True, hidden, seen)
+        else:
+            self._static = _Target(model, split.static, exclude_body, n, False, hidden, empty)
+        # (model, world geom ids, moves, robot geoms shown) of each part
+        parts: list[tuple[mujoco.MjModel, np.ndarray, bool, np.ndarray]] = []
         self._boxes: BoxBVH | None = None
         if split is not None:
-            parts += [(a, g, True) for a, g in zip(split.actors, split.groups, strict=True)]
+            parts += [(a, g, True, empty) for a, g in zip(split.actors, split.groups, strict=True)]
+            parts += [(split.robots, np.asarray(g, int), True, g) for g in others]
         if split is not None and boxes:
-            parts += [(c, g, False) for c, g in zip(split.curved, split.curved_groups, strict=True)]
-            curved = np.concatenate([np.empty(0, int), *split.curved_groups])
-            self._boxes, self._box_geoms = _static_boxes(self._static, curved, self._groups)
-        self._parts = [_Target(model, m, exclude_body, n, moves) for m, _, moves in parts]
-        groups = [g for _, g, _ in parts]
+            curved = zip(split.curved, split.curved_groups, strict=True)
+            parts += [(c, g, False, empty) for c, g in curved]
+            curved_geoms = np.concatenate([empty, *split.curved_groups])
+            self._boxes, self._box_geoms = _static_boxes(self._static, curved_geoms, self._groups)
+        self._parts = [
+            _Target(model, m, exclude_body, n, moves, hidden, shown) for m, _, moves, shown in parts
+        ]
+        groups = [g for _, g, _, _ in parts]
         self._part_geoms = np.concatenate([np.empty(0, int), *groups])
         sizes = [len(g) for g in groups]
         self._part_start = np.cumsum([0, *sizes[:-1]]).astype(int)

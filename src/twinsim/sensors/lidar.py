@@ -2,9 +2,10 @@
 
 A sweep lasts one period of the LiDAR (physics_hz / rate_hz steps) and is split into one sector
 per physics step: the columns whose firing times fall in a step are cast at that step, from the
-sensor pose and the world (people, flying objects) of that instant, and stamped with it. Points
-are stored in the LiDAR frame of their own capture time (x forward, y left, z up), so a moving
-sensor's sweep is distorted as CARLA-Loc's (10 sectors a turn; 24 here at 10 Hz and 240 Hz).
+sensor pose and the world (people, flying objects, other robots; never its own robot) of that
+instant, and stamped with it. Points are stored in the LiDAR frame of their own capture time
+(x forward, y left, z up), so a moving sensor's sweep is distorted as CARLA-Loc's (10 sectors a
+turn; 24 here at 10 Hz and 240 Hz).
 
 The head turns clockwise seen from above (as Velodyne and Ouster sensors do), starting at the
 rear (−x): column j of N points at azimuth π − 2πj/N. Intensity is the hit material's diffuse
@@ -98,9 +99,11 @@ class LidarScanner:
         workers: int = 1,
         caster: str = "embree",
     ) -> None:
-        """`caster` (see `twinsim.engine.rays`): `embree` (static boxes in Embree), `split`
-        (static world in `mj_multiRay`) or `whole` (one `mj_multiRay` into the world model);
-        `workers` threads (more than one is slower at a sector's ~2 900 rays: measured)."""
+        """`world`: the `RobotView` of the robot carrying the LiDAR (it sees every other
+        robot, never its own); `caster` (see `twinsim.engine.rays`): `embree` (static boxes
+        in Embree), `split` (static world in `mj_multiRay`) or `whole` (one `mj_multiRay` into
+        the world model); `workers` threads (more than one is slower at a sector's ~2 900
+        rays: measured)."""
         if sensor.lidar is None:
             raise ValueError(f"sensor {sensor.name!r} is not a LiDAR")
         from twinsim.engine.rays import CASTERS, RayCaster, split_world  # mujoco after GL backend
@@ -111,7 +114,16 @@ class LidarScanner:
         self.steps_per_sweep = steps_per_sweep
         self._world = world
         parts = split_world(world) if caster != "whole" else None
-        self._caster = RayCaster(world.model, world.body_id, workers, parts, caster == "embree")
+        robots = world.maps.robot_geoms  # its own robot unseen, every other one seen
+        self._caster = RayCaster(
+            world.model,
+            world.body_id,
+            workers,
+            parts,
+            caster == "embree",
+            own=robots[world.name],
+            others=[g for name, g in robots.items() if name != world.name],
+        )
         self._labels = GeomLabels.of_world(world)
         dirs = beam_directions(self.spec)
         self._bounds = sector_bounds(self.spec.columns, steps_per_sweep)

@@ -1,10 +1,10 @@
 """`validate_sequence` hands every sensor stream to its kind's `validate_stream` hook.
 
 The toy kind below records its own file layout (an index table plus one `.npy` per sample)
-and checks it in its own hook, registered from this module alone: a new kind's files are
-validated with no edit in `sequence/validate.py`. The built-in kinds' hooks still catch the
-corruptions of their layouts (cases not covered by test_sequence_format.py and
-test_lidar_events_run.py).
+through the writer's `add_files` / `write_file` and checks it in its own hook, registered from
+this module alone: a new kind's files are written and validated with no edit in `sequence/`.
+The built-in kinds' hooks still catch the corruptions of their layouts (cases not covered by
+test_sequence_format.py and test_lidar_events_run.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_
 from twinsim.sensors.registry import SENSORS
 from twinsim.sensors.rig import body_mounted
 from twinsim.sequence import SequenceWriter, open_sequence, validate_sequence
-from twinsim.sequence.images import read_npy, write_npy
+from twinsim.sequence.images import read_npy
 from twinsim.sequence.scans import EVENTS_FILE, LidarScan, points_path
 from twinsim.sequence.stream_checks import StreamCheck, check_table, check_unlisted
 
@@ -46,23 +46,21 @@ class AttitudeConfig(SensorConfig):
 class AttitudeRecorder(SensorRecorder):
     """The sensor's orientation in the world, one 3×3 float64 file a sample, listed in data.csv.
 
-    `SequenceWriter` has no call for a stream of its own files: the index is a writer table, and
-    the files go into the stream folder that `add_table` made.
+    A stream of its own files: `add_files` with an index (data.csv, whose rows `append` writes
+    and the writer counts), each rotation queued on the writer's I/O pool by `write_file`.
     """
 
     def __init__(self, sensor: SensorSpec, ctx) -> None:
         self.sensor, self.ctx = sensor, ctx
         self.period = ctx.physics_hz // sensor.rate_hz
         self.R_body_sensor = pose_to_T(sensor.pos, sensor.quat)[:3, :3]
-        ctx.writer.add_table(sensor.name, ("sample",))
-        self.stream_dir = ctx.writer.path / sensor.name
-        (self.stream_dir / ROTATIONS).mkdir()
+        ctx.writer.add_files(sensor.name, index_columns=("sample",))
         self.samples = 0
 
     def before_step(self, k, t_ns, q) -> None:
         if k % self.period == 0:
             R = self.ctx.world.T_world_body()[:3, :3] @ self.R_body_sensor
-            write_npy(_rotation_file(self.stream_dir, self.samples), R)
+            self.ctx.writer.write_file(self.sensor.name, _rotation_file(Path(), self.samples), R)
             self.ctx.writer.append(self.sensor.name, t_ns, np.array([self.samples]))
             self.samples += 1
 

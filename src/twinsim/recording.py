@@ -58,6 +58,8 @@ _STREAM_METHODS = frozenset(
         "write_scan",
         "add_events",
         "append_events",
+        "add_files",
+        "write_file",
     }
 )
 

@@ -4,9 +4,11 @@ need no `if type == ...`.
 A kind owns its config model (an entry of `sensors:` with its `kind`), resolves it into a
 `SensorSpec` (`spec`), says as data what it needs on the robot in MuJoCo (`mounts`: cameras,
 sites with MuJoCo sensors), what the sequence metadata says of it (`metadata`,
-`extra_streams`), how it records at each physics step (`recorder`) and how `validate_sequence`
-checks its stream's files (`validate_stream`: a `data.csv` table unless the kind overrides it,
-composing the checks of `twinsim.sequence.stream_checks`). Readers of each kind's files are
+`extra_streams`), how it records at each physics step (`recorder`, writing through
+`ctx.writer`: a table, one of the writer's camera / LiDAR / event layouts, or a stream of its
+own files with `add_files` and `write_file`) and how `validate_sequence` checks its stream's
+files (`validate_stream`: a `data.csv` table unless the kind overrides it, composing the checks
+of `twinsim.sequence.stream_checks`). Readers of each kind's files are
 still written in `sequence/reader.py` (issue 12 goes on).
 """
 
@@ -127,7 +129,8 @@ class SensorKind(ABC):
 
     @abstractmethod
     def recorder(self, sensor: SensorSpec, ctx: RecordingContext) -> SensorRecorder:
-        """A recorder that declares the sensor's streams on `ctx.writer` and fills them."""
+        """A recorder that declares the sensor's streams on `ctx.writer` and fills them: tables,
+        the built-in layouts, or its own files (`add_files`, `write_file`, an index by `append`)."""
 
     def validate_stream(self, check: StreamCheck) -> None:
         """Check the files of one of this kind's streams in a sequence, adding to `check`'s

@@ -1,36 +1,29 @@
 """`SequenceWriter`: streams a run into a sequence folder as it is simulated.
 
-Tables are appended line by line and flushed at once; image encoding and disk writes run on a
-small thread pool (OpenCV and file I/O release the GIL) so they overlap with rendering, with a
-bound on frames in flight so memory stays flat over long runs. The folder carries an INCOMPLETE
-marker until `close()` has flushed everything and written the final metadata.
+Each stream is written by the class of its layout (`stream_writers.py`, `camera_writer.py`):
+tables are appended line by line and flushed at once; images and a kind's own files are written
+on a small thread pool (`WriteQueue`) so they overlap with rendering, with a bound on writes in
+flight so memory stays flat over long runs. The writer checks each stream against its metadata
+and keeps the life cycle: the folder carries an INCOMPLETE marker until `close()` has finished
+every write, recorded each stream's count and written the final metadata.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import operator
 import os
-from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, TypeVar
 
-import cv2
 import numpy as np
 
 from twinsim.errors import OutputFolderError
+from twinsim.sequence.camera_writer import CameraWriter
 from twinsim.sequence.frames import CameraFrame, CopiedFrame
-from twinsim.sequence.images import copy_image, write_npy, write_png
 from twinsim.sequence.layout import (
-    BOXES_FILE,
-    FRAME_COLUMNS,
-    FRAMES_FILE,
-    IMAGE_KINDS,
     INCOMPLETE,
     METADATA,
     SCENE,
@@ -38,31 +31,28 @@ from twinsim.sequence.layout import (
     SEQUENCE_FORMAT_VERSION,
     STATUS_COMPLETE,
     STATUS_INCOMPLETE,
-    TABLE_FILE,
     check_stream_name,
-    frame_path,
 )
-from twinsim.sequence.poses import pose_to_row
-from twinsim.sequence.scans import (
-    EVENT_DTYPE,
-    EVENTS_FILE,
-    POINTS_DIR,
-    SCAN_COLUMNS,
-    SCANS_FILE,
-    LidarScan,
-    RecordAppender,
-    event_records,
-    points_path,
+from twinsim.sequence.scans import LidarScan
+from twinsim.sequence.stream_writers import (
+    EventWriter,
+    FilesWriter,
+    LidarWriter,
+    StreamWriter,
+    TableWriter,
+    json_default,
 )
-from twinsim.sequence.tables import format_row
+from twinsim.sequence.write_queue import WriteQueue
 
 logger = logging.getLogger(__name__)
 
-#: Frames whose images may be queued or being written at once; the caller waits beyond this.
-MAX_FRAMES_IN_FLIGHT = 4
-
-#: Stream types with their own files; every other type is a table (data.csv).
-_SPECIAL_TYPES = ("camera", "lidar", "event_camera")
+#: The stream types with a layout of the writer's own, and its writer; a stream of any other
+#: type is a table (`add_table`) or a kind's own files (`add_files`).
+_LAYOUTS: dict[str, type[StreamWriter]] = {
+    "camera": CameraWriter,
+    "lidar": LidarWriter,
+    "event_camera": EventWriter,
+}
 
 _INCOMPLETE_TEXT = (
     "This sequence is incomplete: its writer has not finished (the run is still being written,\n"
@@ -70,39 +60,7 @@ _INCOMPLETE_TEXT = (
     "what is there.\n"
 )
 
-
-@dataclass
-class _Table:
-    file: TextIO
-    n_values: int
-    count: int = 0
-    last_t_ns: int | None = None
-
-
-@dataclass
-class _Camera:
-    folder: Path
-    frames: TextIO
-    boxes: TextIO
-    count: int = 0
-    last_t_ns: int | None = None
-    shape: tuple[int, int] | None = None
-
-
-@dataclass
-class _Lidar:
-    folder: Path
-    scans: TextIO
-    count: int = 0
-    last_t_ns: int | None = None
-
-
-@dataclass
-class _Events:
-    records: RecordAppender
-    width: int
-    height: int
-    last_t_ns: int | None = None
+W = TypeVar("W", bound=StreamWriter)
 
 
 class SequenceWriter:
@@ -129,204 +87,79 @@ class SequenceWriter:
         (self.path / INCOMPLETE).write_text(_INCOMPLETE_TEXT, encoding="ascii")
         (self.path / SCENE).write_text(scene_json, encoding="utf-8")
         _write_json_atomic(self.path / METADATA, self._metadata)
-        self._tables: dict[str, _Table] = {}
-        self._cameras: dict[str, _Camera] = {}
-        self._lidars: dict[str, _Lidar] = {}
-        self._events: dict[str, _Events] = {}
-        self._pool = ThreadPoolExecutor(max_workers=image_workers, thread_name_prefix="seq-io")
-        self._in_flight: deque[list[Future[None]]] = deque()
+        self._streams: dict[str, StreamWriter] = {}
+        self._queue = WriteQueue(image_workers)
         self._closed = False
-
-    def _submit_image(self, kind: str, camera: _Camera, image: np.ndarray) -> Future[None]:
-        path = frame_path(camera.folder, kind, camera.count)
-        if kind == "depth":
-            return self._pool.submit(write_npy, path, image)
-        if kind == "rgb":
-            return self._pool.submit(write_png, path, image, self._rgb_png_level)
-        return self._pool.submit(write_png, path, image)
 
     def add_table(self, stream: str, columns: Sequence[str]) -> None:
         """Start `<stream>/data.csv` with header t_ns + columns (float64 values)."""
-        self._check_new_stream(stream, "table")
-        columns = list(columns)
-        if "t_ns" in columns or len(set(columns)) != len(columns) or not all(columns):
-            raise ValueError(f"{stream}: columns must be unique, non-empty, without t_ns")
-        folder = self.path / stream
-        folder.mkdir()
-        file = _open_lines(folder / TABLE_FILE)
-        file.write(",".join(["t_ns", *columns]) + "\n")
-        self._tables[stream] = _Table(file=file, n_values=len(columns))
+        folder = self._new_stream(stream, TableWriter)
+        self._streams[stream] = TableWriter(stream, folder, columns)
 
     def append(self, stream: str, t_ns: int, values: np.ndarray | Sequence[float]) -> None:
-        """Append one row at time t_ns (strictly after the previous row) and flush it."""
-        table = self._tables.get(stream)
-        if table is None or self._closed:
-            raise ValueError(
-                f"{stream}: not an open table stream (add_table first; not after close)"
-            )
-        t_ns = _later_time(stream, t_ns, table.last_t_ns)
-        row = np.asarray(values, dtype=np.float64)
-        if row.shape != (table.n_values,):
-            raise ValueError(f"{stream}: expected {table.n_values} values, got shape {row.shape}")
-        table.file.write(format_row((t_ns,), row))
-        table.count += 1
-        table.last_t_ns = t_ns
+        """Append one row at time t_ns (strictly after the previous row) and flush it: to a
+        table, or to the index of a stream of files."""
+        self._open(stream, TableWriter, FilesWriter).append(t_ns, values)
 
     def add_camera(self, name: str) -> None:
         """Start a camera stream: its image folders, frames.csv and boxes.jsonl."""
-        self._check_new_stream(name, "camera")
-        folder = self.path / name
-        folder.mkdir()
-        for kind in IMAGE_KINDS:
-            (folder / kind).mkdir()
-        frames = _open_lines(folder / FRAMES_FILE)
-        frames.write(",".join(FRAME_COLUMNS) + "\n")
-        self._cameras[name] = _Camera(
-            folder=folder, frames=frames, boxes=_open_lines(folder / BOXES_FILE)
-        )
+        folder = self._new_stream(name, CameraWriter)
+        self._streams[name] = CameraWriter(name, folder, self._queue, self._rgb_png_level)
 
     def write_frame(self, name: str, frame: CameraFrame) -> None:
         """Queue a frame's images for writing and record its pose and boxes (in index order)."""
-        camera = self._open_camera(name, frame.index)
-        t_ns = _later_time(name, frame.t_ns, camera.last_t_ns)
-        images = _frame_images(name, frame, camera)
-        pose = pose_to_row(frame.T_world_cam)
-        boxes = json.dumps(
-            {
-                "frame": camera.count,
-                "t_ns": t_ns,
-                "boxes": frame.boxes,
-                "people": frame.people,
-                "dynamic_fraction": frame.dynamic_fraction,
-            },
-            default=_json_default,
-            allow_nan=False,
-            separators=(",", ":"),
-        )
-        self._wait_for_room()
-        self._in_flight.append(
-            [self._submit_image(kind, camera, image) for kind, image in images.items()]
-        )
-        camera.frames.write(format_row((camera.count, t_ns), pose))
-        camera.boxes.write(boxes + "\n")
-        camera.count += 1
-        camera.last_t_ns = t_ns
+        self._open(name, CameraWriter).write(frame)
 
     def write_copied_frame(self, name: str, frame: CopiedFrame) -> None:
         """Record a frame taken from another sequence: its image files are copied (the colour
         and depth images written instead where the frame gives new ones) and its frames.csv
         and boxes.jsonl lines kept verbatim."""
-        camera = self._open_camera(name, frame.index)
-        t_ns = _later_time(name, frame.t_ns, camera.last_t_ns)
-        # both lines begin with the frame index and time, as `write_frame` writes them
-        if not (
-            frame.frame_line.startswith(f"{camera.count},{t_ns},")
-            and frame.boxes_line.startswith(f'{{"frame":{camera.count},"t_ns":{t_ns},')
-        ):
-            raise ValueError(
-                f"{name}: copied lines are not frame {camera.count} at t_ns {t_ns}: "
-                f"{frame.frame_line[:40]!r}, {frame.boxes_line[:40]!r}"
-            )
-        new = _new_images(name, frame)
-        self._wait_for_room()
-        futures = []
-        for kind in IMAGE_KINDS:
-            if kind in new:
-                futures.append(self._submit_image(kind, camera, new[kind]))
-            else:
-                source = frame_path(frame.source, kind, frame.index)
-                target = frame_path(camera.folder, kind, camera.count)
-                futures.append(self._pool.submit(copy_image, source, target))
-        self._in_flight.append(futures)
-        camera.frames.write(frame.frame_line.rstrip("\n") + "\n")
-        camera.boxes.write(frame.boxes_line.rstrip("\n") + "\n")
-        camera.count += 1
-        camera.last_t_ns = t_ns
+        self._open(name, CameraWriter).write_copied(frame)
 
     def add_lidar(self, name: str) -> None:
         """Start a LiDAR stream: scans.csv (one pose row per sweep) and points/ (one file each)."""
-        self._check_new_stream(name, "lidar")
-        folder = self.path / name
-        folder.mkdir()
-        (folder / POINTS_DIR).mkdir()
-        scans = _open_lines(folder / SCANS_FILE)
-        scans.write(",".join(SCAN_COLUMNS) + "\n")
-        self._lidars[name] = _Lidar(folder=folder, scans=scans)
+        self._streams[name] = LidarWriter(name, self._new_stream(name, LidarWriter))
 
     def write_scan(self, name: str, scan: LidarScan, scan_line: str | None = None) -> None:
         """Write one sweep's points (in index order) and its start time and pose; `scan_line`:
         the scans.csv line of the same sweep in another sequence, kept verbatim (noisy copies)."""
-        lidar = self._lidars.get(name)
-        if lidar is None or self._closed:
-            raise ValueError(f"{name}: not an open LiDAR stream (add_lidar first; not after close)")
-        if operator.index(scan.index) != lidar.count:
-            raise ValueError(f"{name}: scan index {scan.index}, expected {lidar.count}")
-        t_ns = _later_time(name, scan.t_ns, lidar.last_t_ns)
-        row = format_row((lidar.count, t_ns), pose_to_row(scan.T_world_lidar))
-        if scan_line is not None:
-            if not scan_line.startswith(f"{lidar.count},{t_ns},"):
-                raise ValueError(f"{name}: copied line is not scan {lidar.count} at t_ns {t_ns}")
-            row = scan_line.rstrip("\n") + "\n"
-        records = scan.to_records()
-        try:
-            with points_path(lidar.folder, lidar.count).open("wb") as f:
-                np.save(f, records, allow_pickle=False)
-        except OSError as exc:
-            raise OutputFolderError(
-                f"{name}: scan {lidar.count} cannot be written ({exc})"
-            ) from None
-        lidar.scans.write(row)
-        lidar.count += 1
-        lidar.last_t_ns = t_ns
+        self._open(name, LidarWriter).write(scan, scan_line)
 
     def add_events(self, name: str, width: int, height: int) -> None:
         """Start an event stream: events.npy, appended to as events come, sealed at close."""
-        self._check_new_stream(name, "event_camera")
-        folder = self.path / name
-        folder.mkdir()
-        self._events[name] = _Events(
-            RecordAppender(folder / EVENTS_FILE, EVENT_DTYPE), width, height
-        )
+        folder = self._new_stream(name, EventWriter)
+        self._streams[name] = EventWriter(name, folder, width, height)
 
     def append_events(
         self, name: str, x: np.ndarray, y: np.ndarray, t_ns: np.ndarray, polarity: np.ndarray
     ) -> None:
         """Append events sorted by time, none earlier than the last one written."""
-        stream = self._events.get(name)
-        if stream is None or self._closed:
-            raise ValueError(
-                f"{name}: not an open event stream (add_events first; not after close)"
-            )
-        rec = event_records(x, y, t_ns, polarity)
-        if not len(rec):
-            return
-        t = rec["t_ns"]
-        if np.any(np.diff(t) < 0) or (stream.last_t_ns is not None and t[0] < stream.last_t_ns):
-            raise ValueError(f"{name}: event times must not decrease")
-        if rec["x"].max() >= stream.width or rec["y"].max() >= stream.height:
-            raise ValueError(f"{name}: event pixel outside {stream.width}x{stream.height}")
-        if not np.isin(rec["polarity"], (-1, 1)).all():
-            raise ValueError(f"{name}: polarity must be +1 or -1")
-        stream.records.append(rec)
-        stream.last_t_ns = int(t[-1])
+        self._open(name, EventWriter).append(x, y, t_ns, polarity)
+
+    def add_files(self, name: str, index_columns: Sequence[str] | None = None) -> None:
+        """Start a stream of a sensor kind's own files (a type without a layout here): its
+        folder, filled by `write_file`; with `index_columns`, also an index `data.csv` (t_ns +
+        those columns) filled by `append`. Its `count` is the index's rows, else its files."""
+        folder = self._new_stream(name, FilesWriter)
+        self._streams[name] = FilesWriter(name, folder, self._queue, index_columns)
+
+    def write_file(self, name: str, relpath: str | PurePath, data: bytes | np.ndarray) -> None:
+        """Queue one file of a files stream on the I/O pool, like images (a failure is raised
+        by a later write or by `close`): bytes as they are, an array as `.npy`; `relpath` is
+        '/'-separated plain names inside the stream folder (folders are made), each once."""
+        self._open(name, FilesWriter).write(relpath, data)
 
     def close(self, extra_metadata: dict | None = None) -> None:
         """Finish every write, record per-stream counts, mark complete and remove INCOMPLETE."""
         if self._closed:
             return
         try:
-            while self._in_flight:
-                for future in self._in_flight.popleft():
-                    future.result()
+            self._queue.drain()
             self._close_files()
             if extra_metadata:
                 _merge(self._metadata, _plain_json(extra_metadata))
-            counts = {n: t.count for n, t in self._tables.items()}
-            counts |= {n: c.count for n, c in self._cameras.items()}
-            counts |= {n: lidar.count for n, lidar in self._lidars.items()}
-            counts |= {n: e.records.count for n, e in self._events.items()}
-            for stream, count in counts.items():
-                self._metadata["streams"][stream]["count"] = count
+            for name, stream in self._streams.items():
+                self._metadata["streams"][name]["count"] = stream.count
             self._metadata["status"] = STATUS_COMPLETE
             _write_json_atomic(self.path / METADATA, self._metadata)
             (self.path / INCOMPLETE).unlink()
@@ -347,59 +180,43 @@ class SequenceWriter:
         elif not self._closed:
             self._shut_down()
 
-    def _check_new_stream(self, stream: str, kind: str) -> None:
-        """`kind` is "table", "camera", "lidar" or "event_camera"; the metadata type must agree."""
+    def _new_stream(self, stream: str, layout: type[StreamWriter]) -> Path:
+        """The folder of a new stream, checked: its name, not added yet, and a metadata entry
+        whose type has this layout (a camera `add_camera`; a type without one a table or files)."""
         check_stream_name(stream)
         if self._closed:
             raise ValueError(f"{stream}: the writer is closed")
-        if any(stream in s for s in (self._tables, self._cameras, self._lidars, self._events)):
+        if stream in self._streams:
             raise ValueError(f"stream {stream!r} was already added")
         info = self._metadata["streams"].get(stream)
         if not isinstance(info, dict):
             raise ValueError(f"stream {stream!r} is not described in metadata['streams']")
-        own = info.get("type") if info.get("type") in _SPECIAL_TYPES else "table"
-        if own != kind:
-            raise ValueError(f"stream {stream!r} has type {info.get('type')!r}: use add_{own}")
+        kind = info.get("type")
+        own = _LAYOUTS.get(kind) if isinstance(kind, str) else None
+        allowed = (own,) if own is not None else (TableWriter, FilesWriter)
+        if layout not in allowed:
+            use = " or ".join(w.opener for w in allowed)
+            raise ValueError(f"stream {stream!r} has type {kind!r}: use {use}")
+        return self.path / stream
 
-    def _open_camera(self, name: str, index: int) -> _Camera:
-        """The open camera stream `name`, checking that frame `index` is the next one."""
-        camera = self._cameras.get(name)
-        if camera is None or self._closed:
-            raise ValueError(
-                f"{name}: not an open camera stream (add_camera first; not after close)"
-            )
-        if operator.index(index) != camera.count:
-            raise ValueError(f"{name}: frame index {index}, expected {camera.count}")
-        return camera
-
-    def _wait_for_room(self) -> None:
-        """Block until fewer than MAX_FRAMES_IN_FLIGHT frames are pending, re-raising I/O errors."""
-        while len(self._in_flight) >= MAX_FRAMES_IN_FLIGHT:
-            for future in self._in_flight.popleft():
-                future.result()
+    def _open(self, name: str, layout: type[W], *others: type[StreamWriter]) -> W:
+        """The open stream `name`, written by `layout` (or one of `others`)."""
+        stream = self._streams.get(name)
+        if not isinstance(stream, (layout, *others)) or self._closed:
+            what = f"an open {layout.label} stream ({layout.opener} first; not after close)"
+            raise ValueError(f"{name}: not {what}")
+        return stream
 
     def _close_files(self) -> None:
-        for table in self._tables.values():
-            table.file.close()
-        for camera in self._cameras.values():
-            camera.frames.close()
-            camera.boxes.close()
-        for lidar in self._lidars.values():
-            lidar.scans.close()
-        for events in self._events.values():
-            events.records.close()
+        for stream in self._streams.values():
+            stream.close()
 
     def _shut_down(self) -> None:
         """Let queued writes finish (logging failures), close files and the pool; idempotent."""
         self._closed = True
-        pending = [f for frame in self._in_flight for f in frame]
-        self._in_flight.clear()
-        wait(pending)
-        for future in pending:
-            if future.exception() is not None:
-                logger.warning("sequence %s: %s", self.path, future.exception())
+        for failure in self._queue.shut_down():
+            logger.warning("sequence %s: %s", self.path, failure)
         self._close_files()
-        self._pool.shutdown(wait=True)
 
 
 def check_output_folder(path: Path) -> None:
@@ -429,81 +246,8 @@ def _prepare_folder(path: Path) -> None:
         raise OutputFolderError(f"{path}: cannot be created ({exc})") from None
 
 
-def _open_lines(path: Path) -> TextIO:
-    """A line-buffered text file: every complete row reaches the OS as soon as it is written."""
-    return path.open("w", encoding="utf-8", newline="\n", buffering=1)
-
-
-def _later_time(stream: str, t_ns: int, last: int | None) -> int:
-    """t_ns as a Python int, checked to be strictly after the stream's previous timestamp."""
-    if isinstance(t_ns, bool | float):
-        raise TypeError(f"{stream}: t_ns must be an integer number of nanoseconds, got {t_ns!r}")
-    t_ns = operator.index(t_ns)
-    if last is not None and t_ns <= last:
-        raise ValueError(f"{stream}: t_ns {t_ns} is not after the previous {last}")
-    return t_ns
-
-
-def _frame_images(name: str, frame: CameraFrame, camera: _Camera) -> dict[str, np.ndarray]:
-    """Check shapes and dtypes; copy the arrays (BGR for OpenCV) so callers may reuse them."""
-    rgb, depth = np.asarray(frame.rgb), np.asarray(frame.depth)
-    instance, semantic = np.asarray(frame.instance), np.asarray(frame.semantic)
-    shape = depth.shape
-    if len(shape) != 2:
-        raise ValueError(f"{name}: frame {frame.index} depth must be (H, W), got shape {shape}")
-    if camera.shape is not None and shape != camera.shape:
-        raise ValueError(f"{name}: frame {frame.index} is {shape}, earlier frames {camera.shape}")
-    expected = {
-        "rgb": (rgb, (*shape, 3), (np.uint8,)),
-        "depth": (depth, shape, (np.float32,)),
-        "instance": (instance, shape, (np.uint16,)),
-        "semantic": (semantic, shape, (np.uint16, np.uint8)),
-    }
-    for kind, (array, want_shape, dtypes) in expected.items():
-        if array.shape != want_shape or array.dtype not in dtypes:
-            allowed = " or ".join(np.dtype(d).name for d in dtypes)
-            raise ValueError(
-                f"{name}: frame {frame.index} {kind} is {array.dtype}{array.shape}, "
-                f"expected {allowed}{want_shape} (H, W from depth)"
-            )
-    camera.shape = shape
-    return {
-        "rgb": cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
-        "depth": depth.copy(),
-        "instance": instance.copy(),
-        "semantic": semantic.copy(),
-    }
-
-
-def _new_images(name: str, frame: CopiedFrame) -> dict[str, np.ndarray]:
-    """The colour (BGR for OpenCV) and depth images a copied frame replaces, checked."""
-    new = {}
-    if frame.rgb is not None:
-        rgb = np.asarray(frame.rgb)
-        if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
-            raise ValueError(f"{name}: frame {frame.index} rgb is {rgb.dtype}{rgb.shape}")
-        new["rgb"] = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
-    if frame.depth is not None:
-        depth = np.asarray(frame.depth)
-        if depth.dtype != np.float32 or depth.ndim != 2:
-            raise ValueError(f"{name}: frame {frame.index} depth is {depth.dtype}{depth.shape}")
-        new["depth"] = depth.copy()
-    return new
-
-
-def _json_default(value: Any) -> Any:
-    """Serialise numpy scalars and arrays found in metadata or boxes as plain JSON values."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable: {value!r}")
-
-
 def _dumps(data: Any) -> str:
-    return json.dumps(data, default=_json_default, allow_nan=False, indent=1, sort_keys=True)
+    return json.dumps(data, default=json_default, allow_nan=False, indent=1, sort_keys=True)
 
 
 def _plain_json(data: dict) -> dict:

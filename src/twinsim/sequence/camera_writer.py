@@ -1,0 +1,164 @@
+"""`CameraWriter`: one camera stream's frames.csv and boxes.jsonl, its images on the I/O queue.
+
+A frame's four images (RGB, depth, instance, semantic) are one batch of the writer's
+`WriteQueue`, encoded and written while the simulation goes on; its pose row and boxes line
+are written at once, in frame order.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from twinsim.sequence.frames import CameraFrame, CopiedFrame
+from twinsim.sequence.images import copy_image, write_npy, write_png
+from twinsim.sequence.layout import BOXES_FILE, FRAME_COLUMNS, FRAMES_FILE, IMAGE_KINDS, frame_path
+from twinsim.sequence.poses import pose_to_row
+from twinsim.sequence.stream_writers import (
+    StreamWriter,
+    json_default,
+    later_time,
+    open_lines,
+)
+from twinsim.sequence.tables import format_row
+from twinsim.sequence.write_queue import Task, WriteQueue
+
+
+class CameraWriter(StreamWriter):
+    """A camera's image folders, frames.csv (a pose row a frame) and boxes.jsonl (a line)."""
+
+    label, opener = "camera", "add_camera"
+
+    def __init__(self, name: str, folder: Path, queue: WriteQueue, rgb_png_level: int) -> None:
+        super().__init__(name)
+        folder.mkdir()
+        for kind in IMAGE_KINDS:
+            (folder / kind).mkdir()
+        self.folder, self._queue, self._rgb_png_level = folder, queue, rgb_png_level
+        self.frames = open_lines(folder / FRAMES_FILE)
+        self.frames.write(",".join(FRAME_COLUMNS) + "\n")
+        self.boxes = open_lines(folder / BOXES_FILE)
+        self.count = 0
+        self.last_t_ns: int | None = None
+        self.shape: tuple[int, int] | None = None
+
+    def write(self, frame: CameraFrame) -> None:
+        """Queue the next frame's images and record its pose and boxes."""
+        t_ns = self._next_time(frame.index, frame.t_ns)
+        images = self._frame_images(frame)
+        pose = pose_to_row(frame.T_world_cam)
+        boxes = json.dumps(
+            {
+                "frame": self.count,
+                "t_ns": t_ns,
+                "boxes": frame.boxes,
+                "people": frame.people,
+                "dynamic_fraction": frame.dynamic_fraction,
+            },
+            default=json_default,
+            allow_nan=False,
+            separators=(",", ":"),
+        )
+        self._queue.submit([self._image_task(kind, image) for kind, image in images.items()])
+        self.frames.write(format_row((self.count, t_ns), pose))
+        self.boxes.write(boxes + "\n")
+        self.count += 1
+        self.last_t_ns = t_ns
+
+    def write_copied(self, frame: CopiedFrame) -> None:
+        """Record a frame of another sequence: its image files copied (new colour and depth
+        images written where the frame gives them), its two lines kept verbatim."""
+        t_ns = self._next_time(frame.index, frame.t_ns)
+        # both lines begin with the frame index and time, as `write` writes them
+        if not (
+            frame.frame_line.startswith(f"{self.count},{t_ns},")
+            and frame.boxes_line.startswith(f'{{"frame":{self.count},"t_ns":{t_ns},')
+        ):
+            raise ValueError(
+                f"{self.name}: copied lines are not frame {self.count} at t_ns {t_ns}: "
+                f"{frame.frame_line[:40]!r}, {frame.boxes_line[:40]!r}"
+            )
+        new = self._new_images(frame)
+        tasks: list[Task] = []
+        for kind in IMAGE_KINDS:
+            if kind in new:
+                tasks.append(self._image_task(kind, new[kind]))
+            else:
+                source = frame_path(frame.source, kind, frame.index)
+                tasks.append((copy_image, source, frame_path(self.folder, kind, self.count)))
+        self._queue.submit(tasks)
+        self.frames.write(frame.frame_line.rstrip("\n") + "\n")
+        self.boxes.write(frame.boxes_line.rstrip("\n") + "\n")
+        self.count += 1
+        self.last_t_ns = t_ns
+
+    def close(self) -> None:
+        self.frames.close()
+        self.boxes.close()
+
+    def _next_time(self, index: int, t_ns: int) -> int:
+        """The frame's time, checking that frame `index` is the next one and comes later."""
+        if operator.index(index) != self.count:
+            raise ValueError(f"{self.name}: frame index {index}, expected {self.count}")
+        return later_time(self.name, t_ns, self.last_t_ns)
+
+    def _image_task(self, kind: str, image: np.ndarray) -> Task:
+        """The write of the next frame's image of `kind`: depth as .npy, the others as PNG."""
+        path = frame_path(self.folder, kind, self.count)
+        if kind == "depth":
+            return (write_npy, path, image)
+        if kind == "rgb":
+            return (write_png, path, image, self._rgb_png_level)
+        return (write_png, path, image)
+
+    def _frame_images(self, frame: CameraFrame) -> dict[str, np.ndarray]:
+        """Check shapes and dtypes; copy the arrays (BGR for OpenCV) so callers may reuse them."""
+        name = self.name
+        rgb, depth = np.asarray(frame.rgb), np.asarray(frame.depth)
+        instance, semantic = np.asarray(frame.instance), np.asarray(frame.semantic)
+        shape = depth.shape
+        if len(shape) != 2:
+            raise ValueError(f"{name}: frame {frame.index} depth must be (H, W), got shape {shape}")
+        if self.shape is not None and shape != self.shape:
+            raise ValueError(f"{name}: frame {frame.index} is {shape}, earlier frames {self.shape}")
+        expected = {
+            "rgb": (rgb, (*shape, 3), (np.uint8,)),
+            "depth": (depth, shape, (np.float32,)),
+            "instance": (instance, shape, (np.uint16,)),
+            "semantic": (semantic, shape, (np.uint16, np.uint8)),
+        }
+        for kind, (array, want_shape, dtypes) in expected.items():
+            if array.shape != want_shape or array.dtype not in dtypes:
+                allowed = " or ".join(np.dtype(d).name for d in dtypes)
+                raise ValueError(
+                    f"{name}: frame {frame.index} {kind} is {array.dtype}{array.shape}, "
+                    f"expected {allowed}{want_shape} (H, W from depth)"
+                )
+        self.shape = shape
+        return {
+            "rgb": cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
+            "depth": depth.copy(),
+            "instance": instance.copy(),
+            "semantic": semantic.copy(),
+        }
+
+    def _new_images(self, frame: CopiedFrame) -> dict[str, np.ndarray]:
+        """The colour (BGR for OpenCV) and depth images a copied frame replaces, checked."""
+        new = {}
+        if frame.rgb is not None:
+            rgb = np.asarray(frame.rgb)
+            if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
+                raise ValueError(f"{self.name}: frame {frame.index} rgb is {rgb.dtype}{rgb.shape}")
+            new["rgb"] = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+        if frame.depth is not None:
+            depth = np.asarray(frame.depth)
+            if depth.dtype != np.float32 or depth.ndim != 2:
+                raise ValueError(
+                    f"{self.name}: frame {frame.index} depth is {depth.dtype}{depth.shape}"
+                )
+            new["depth"] = depth.copy()
+        return new

@@ -87,3 +87,23 @@ def test_a_stream_folder_that_is_a_link_is_refused(tmp_path):
     with pytest.raises(SequenceError, match="must not be a symbolic link"):
         open_sequence(seq)
     assert not validate_sequence(seq).ok
+
+
+def test_single_file_outputs_are_whole_or_absent(tmp_path):
+    """A preview into a missing folder, without an image suffix, or that cannot be written
+    (its temporary name is past the file system's 255 bytes) fails in one line and leaves
+    nothing; a good one leaves exactly the file."""
+    runner = CliRunner()
+    for out, why in (
+        (tmp_path / "missing" / "p.png", "does not exist"),
+        (tmp_path / "noext", "name a .png or .jpg"),
+        (tmp_path / ("p" * 246 + ".png"), "could not be written"),
+    ):
+        result = runner.invoke(app, ["preview", str(V1), "--out", str(out)])
+        assert result.exit_code == 2, (out, result.output)
+        assert why in result.output and len(result.output.strip().splitlines()) == 1
+        assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+    good = tmp_path / "p.png"
+    assert runner.invoke(app, ["preview", str(V1), "--out", str(good)]).exit_code == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["p.png"]

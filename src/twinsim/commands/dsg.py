@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from twinsim.atomic import atomic_file, write_text_atomic
 from twinsim.commands.common import console, fail
 from twinsim.errors import OutputFolderError, TwinsimError
 
@@ -41,9 +42,11 @@ def dsg(
         if out.exists():
             raise OutputFolderError(f"{out}: exists; refusing to overwrite a graph file")
         graph = sequence_graph(seq, agent_rate_hz=rate, place_spacing_m=spacing, mesh=mesh)
-        graph.save(str(out), mesh)
+        with atomic_file(out) as tmp:
+            graph.save(str(tmp), mesh)
         if plot is not None:
-            plot_graph(graph, plot, free_grid(open_sequence(seq).scene))
+            with atomic_file(plot) as tmp:
+                plot_graph(graph, tmp, free_grid(open_sequence(seq).scene))
     except TwinsimError as exc:
         fail(exc)
     counts = {
@@ -130,7 +133,8 @@ def dsg_plan(
         t2 = time.perf_counter()
         if plot is not None:
             paths = {"hierarchical path": hier.path_xy, "flat A* path": flat.path_xy}
-            plot_graph(graph, plot, grid, paths)
+            with atomic_file(plot) as tmp:
+                plot_graph(graph, tmp, grid, paths)
     except TwinsimError as exc:
         fail(exc)
     console.print(
@@ -171,10 +175,11 @@ def dsg_reconstruct(
                 result = evaluate(reader, est, camera, stride)
             report["masked" if masked else "unmasked"] = result.as_dict()
             if masked and graph_out is not None:
-                estimated_scene_graph(est).save(str(graph_out), True)
+                with atomic_file(graph_out) as tmp:
+                    estimated_scene_graph(est).save(str(tmp), True)
+        write_text_atomic(out, json.dumps(report, indent=1) + "\n")
     except TwinsimError as exc:
         fail(exc)
-    out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     m, u = report["masked"], report["unmasked"]
     console.print(
         f"mesh accuracy {100 * m['mesh_accuracy_m']:.1f} cm, completeness "

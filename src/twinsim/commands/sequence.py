@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from twinsim.atomic import atomic_file
 from twinsim.commands.common import console, err_console, fail
 from twinsim.errors import TwinsimError
 
@@ -119,9 +120,13 @@ def preview(
         if not -len(stream) <= frame < len(stream):
             raise TwinsimError(f"--frame {frame}: {camera} has frames 0..{len(stream) - 1}")
         sheet = preview_frame(stream[frame])
+        if out.suffix.lower() not in (".png", ".jpg", ".jpeg"):
+            raise TwinsimError(f"--out {out}: the contact sheet is an image: name a .png or .jpg")
+        with atomic_file(out) as tmp:
+            if not cv2.imwrite(str(tmp), sheet[..., ::-1]):
+                raise TwinsimError(f"--out {out}: the image could not be written")
     except TwinsimError as exc:
         fail(exc)
-    cv2.imwrite(str(out), sheet[..., ::-1])
     console.print(f"preview written to [bold]{out}[/]")
 
 

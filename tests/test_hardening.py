@@ -107,3 +107,33 @@ def test_single_file_outputs_are_whole_or_absent(tmp_path):
     good = tmp_path / "p.png"
     assert runner.invoke(app, ["preview", str(V1), "--out", str(good)]).exit_code == 0
     assert [p.name for p in tmp_path.iterdir()] == ["p.png"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["run", "--config", "tiny", "--set", "sim.duration_s=[1,2"], "is not a YAML value"),
+        (["run", "--config", "tiny", "--set", "seed='x"], "is not a YAML value"),
+        (["run", "--config", "tiny", "--set", "seed=!!python/object:os.system"], "not a YAML"),
+        (["noise", str(V1), "-p", "carla-loc", "--seed", "-1"], "--seed"),
+        (["dsg", str(V1), "--spacing", "-1"], "--spacing"),
+        (["dsg", str(V1), "--spacing", "0"], "--spacing"),
+        (["eval", str(V1), str(V1), "--frame-period", "0"], "--frame-period"),
+        (["eval", str(V1), str(V1), "--max-diff", "-1"], "--max-diff"),
+    ],
+)
+def test_bad_arguments_exit_2_without_a_traceback(tmp_path, args, says):
+    out = tmp_path / "out.json" if args[0] == "dsg" else tmp_path / "out"
+    extra = [] if args[0] == "eval" else ["--out", str(out)]
+    result = CliRunner().invoke(app, [*args, *extra])
+    assert result.exit_code == 2, result.output
+    assert says in result.output and "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not out.exists()
+
+
+def test_an_output_name_past_255_bytes_is_refused_in_one_line(tmp_path):
+    out = tmp_path / ("a" * 300)
+    result = CliRunner().invoke(app, ["run", "--config", "tiny", "--out", str(out)])
+    assert result.exit_code == 2 and "is over 255 bytes" in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -221,7 +221,11 @@ def _apply_override(data: dict[str, Any], assignment: str) -> None:
     if not sep or not key.strip():
         raise ConfigError(f"--set expects key.path=value, got {assignment!r}")
     parts = key.strip().split(".")
-    value = yaml.safe_load(raw) if raw.strip() else raw
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError as exc:
+        reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise ConfigError(f"--set {key.strip()}: {raw!r} is not a YAML value ({reason})") from None
     if len(parts) == 2 and KEYED_SECTIONS.get(parts[0], (None,))[0] == parts[1]:
         _restart_section(data, parts[0], parts[1], value, KEYED_SECTIONS[parts[0]][1])
     if len(parts) == 3 and parts[0] == "robots" and parts[2] == "kind":

@@ -25,7 +25,9 @@ def dsg(
     seq: Annotated[Path, typer.Argument(help="Sequence folder.")],
     out: Annotated[Path, typer.Option("--out", help="Graph file to write (spark-dsg JSON).")],
     rate: Annotated[int, typer.Option(help="Agent pose samples per second.")] = 10,
-    spacing: Annotated[float, typer.Option(help="Place spacing in metres.")] = 0.5,
+    spacing: Annotated[
+        float, typer.Option(min=0.1, max=10.0, help="Place spacing in metres (0.1-10).")
+    ] = 0.5,
     mesh: Annotated[
         bool, typer.Option(help="Add the class-labelled mesh of the static geometry.")
     ] = False,
@@ -111,7 +113,9 @@ def dsg_plan(
     seq: Annotated[Path, typer.Argument(help="Sequence folder (its floor plan is planned in).")],
     start: Annotated[str, typer.Option(help="Start 'x,y' in metres.")],
     goal: Annotated[str, typer.Option(help="Goal 'x,y' in metres.")],
-    clearance: Annotated[float, typer.Option(help="Clearance to keep, metres.")] = 0.25,
+    clearance: Annotated[
+        float, typer.Option(min=0.0, max=5.0, help="Clearance to keep, metres (0-5).")
+    ] = 0.25,
     plot: Annotated[
         Path | None, typer.Option(help="Draw both paths over the graph and floor plan (PNG).")
     ] = None,

@@ -43,12 +43,14 @@ def evaluate_command(
         bool, typer.Option("--sim3", help="Align with scale (monocular estimates).")
     ] = False,
     max_diff: Annotated[
-        float, typer.Option("--max-diff", help="Largest stamp difference to associate, s.")
+        float,
+        typer.Option("--max-diff", min=0.0, help="Largest stamp difference to associate, s."),
     ] = 0.01,
     frame_period: Annotated[
         float | None,
         typer.Option(
             "--frame-period",
+            min=1e-6,
             help="Frame period for the tracking rate, s (default: the estimate's median spacing).",
         ),
     ] = None,

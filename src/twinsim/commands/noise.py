@@ -26,7 +26,7 @@ def noise(
             "--set", help="Override a parameter: section.key=value, e.g. imu.spline=true."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of every noise draw.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of every noise draw (>= 0).")] = 0,
 ) -> None:
     """Add realistic sensor noise (IMU, depth, RGB blur and rolling shutter, LiDAR)."""
     try:

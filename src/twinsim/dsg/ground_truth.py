@@ -231,6 +231,10 @@ def build_scene_graph(
     """The layered graph of a world (rooms, places, structures, objects) and agents' tracks;
     with `mesh`, also the static geometry as a class-labelled triangle mesh. Rooms are the
     floor plan's, or in a world without rooms the connected regions of its free space."""
+    if not 0.1 <= place_spacing_m <= 10.0:
+        raise DsgError(f"place_spacing_m={place_spacing_m} must lie in [0.1, 10] m")
+    if not 0.0 <= min_clearance_m <= 5.0:
+        raise DsgError(f"min_clearance_m={min_clearance_m} must lie in [0, 5] m")
     graph = layers.new_graph()
     if mesh:
         graph.mesh = to_spark_mesh(*scene_mesh(scene))

@@ -75,6 +75,10 @@ def evaluate(
     from evo.core.filters import FilterException
     from evo.core.geometry import GeometryException
 
+    if not max_diff_s >= 0.0:
+        raise TrajectoryError(f"max_diff_s={max_diff_s} must be >= 0 s")
+    if frame_period_s is not None and not frame_period_s > 0.0:
+        raise TrajectoryError(f"frame_period_s={frame_period_s} must be > 0 s")
     notes = [*gt.notes, *est.notes]
     ref_full, est_full = gt.to_evo(), est.to_evo()
     try:

@@ -222,6 +222,9 @@ class SequenceWriter:
 def check_output_folder(path: Path) -> None:
     """Raise `OutputFolderError` unless `path` is an empty writable folder or can be created."""
     path = Path(path)
+    too_long = next((part for part in path.parts if len(part.encode()) > 255), None)
+    if too_long is not None:
+        raise OutputFolderError(f"{path}: the name {too_long[:20]}… is over 255 bytes")
     if path.exists() or path.is_symlink():
         if not path.is_dir():
             raise OutputFolderError(f"{path}: exists and is not a directory")

@@ -137,3 +137,37 @@ def test_an_output_name_past_255_bytes_is_refused_in_one_line(tmp_path):
     result = CliRunner().invoke(app, ["run", "--config", "tiny", "--out", str(out)])
     assert result.exit_code == 2 and "is over 255 bytes" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_an_interrupted_export_leaves_nothing_that_looks_finished(tmp_path):
+    from twinsim.export import export_sequence
+    from twinsim.export.registry import EXPORT_MARKER
+
+    out = tmp_path / "kitti"
+
+    def killed(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        export_sequence(V1, "kitti", out, progress=killed)
+    assert list(tmp_path.iterdir()) == []  # neither the folder nor its partial sibling
+    done = export_sequence(V1, "kitti", out)
+    marker = json.loads((done / EXPORT_MARKER).read_text())
+    assert marker["format"] == "kitti" and marker["source"] == str(V1.resolve())
+    assert [p.name for p in tmp_path.iterdir()] == ["kitti"]
+
+
+def test_overwrite_replaces_an_export_but_never_a_sequence(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "tum"
+    args = ["export", str(V1), "-f", "tum", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    (out / "stale.txt").write_text("from before")
+    assert runner.invoke(app, args).exit_code == 2  # not empty
+    assert runner.invoke(app, [*args, "--overwrite"]).exit_code == 0
+    assert not (out / "stale.txt").exists() and (out / "groundtruth.txt").is_file()
+    seq = Path(shutil.copytree(V1, tmp_path / "seq"))
+    result = runner.invoke(app, ["export", str(V1), "-f", "tum", "--out", str(seq), "--overwrite"])
+    assert result.exit_code == 2 and "never replaces one" in result.output
+    assert validate_sequence(seq).ok

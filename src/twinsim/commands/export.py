@@ -32,13 +32,19 @@ def export(
         str | None,
         typer.Option("--robot", help="Robot whose streams to export (default: the first)."),
     ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing export folder.")
+    ] = False,
 ) -> None:
     """Export a sequence as TUM, EuRoC, KITTI, a ROS 2 bag, COCO, YOLO or a Rerun recording."""
     try:
         options = _parse_options(fmt, option or [])
-        check_output_folder(out)
+        if not overwrite:
+            check_output_folder(out)
         with progress_bar(f"exporting {fmt}") as report:
-            result = export_sequence(path, fmt, out, progress=report, robot=robot, **options)
+            result = export_sequence(
+                path, fmt, out, progress=report, robot=robot, overwrite=overwrite, **options
+            )
     except TwinsimError as exc:
         fail(exc)
     console.print(f"{fmt} export written to [bold]{result}[/]")

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from twinsim._version import __version__
 from twinsim.errors import SequenceError
 from twinsim.export.common import ExportError, Progress, no_progress
 from twinsim.sequence.reader import open_sequence
+from twinsim.sequence.writer import check_output_folder
+
+#: written last into every finished export: format, options, robot, source, twinsim version
+EXPORT_MARKER = "twinsim-export.json"
 
 
 @dataclass(frozen=True)
@@ -55,13 +63,17 @@ def export_sequence(
     out_dir: str | Path,
     progress: Progress = no_progress,
     robot: str | None = None,
+    overwrite: bool = False,
     **options: object,
 ) -> Path:
     """Export the streams of one robot (`robot`; default the only or first one) of the
     sequence at `seq_path` as `fmt` into the new folder `out_dir`; returns it.
 
     Options are the format's keyword arguments (`FORMATS[fmt].options()`); unknown ones are
-    refused by name. The source sequence is only read.
+    refused by name. The export is written into a hidden sibling folder renamed to `out_dir`
+    when complete (with `EXPORT_MARKER` saying what made it), so a killed export never looks
+    finished; `overwrite` replaces an existing `out_dir` (never a sequence). The source
+    sequence is only read.
     """
     if fmt not in FORMATS:
         raise ExportError(f"format {fmt!r} is unknown; allowed: {', '.join(FORMATS)}")
@@ -71,11 +83,43 @@ def export_sequence(
     if unknown:
         names = ", ".join(allowed) or "none"
         raise ExportError(f"{fmt}: unknown option {unknown[0]!r}; allowed: {names}")
+    seq = open_sequence(seq_path)
     try:
-        seq = open_sequence(seq_path).for_robot(robot)
+        seq = seq.for_robot(robot)
     except SequenceError as exc:
         raise ExportError(f"--robot: {exc}") from None
-    out = Path(out_dir).resolve()
+    final = Path(out_dir)
+    out = final.resolve()
     if out == seq.path.resolve() or seq.path.resolve() in out.parents:
         raise ExportError(f"{out_dir}: is inside the source sequence {seq_path}; choose another")
-    return entry.exporter()(seq, Path(out_dir), progress=progress, **options)
+    replaced = _replaceable(final) if overwrite else None
+    if replaced is None:
+        check_output_folder(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    partial = final.with_name(f".{final.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        entry.exporter()(seq, partial, progress=progress, **options)
+        marker = {"format": fmt, "options": options, "robot": seq.robots[0]}
+        marker |= {"source": str(seq.path.resolve()), "twinsim_version": __version__}
+        (partial / EXPORT_MARKER).write_text(json.dumps(marker, default=str, indent=1) + "\n")
+        if replaced is not None:
+            shutil.rmtree(replaced)
+        elif final.is_dir():
+            final.rmdir()  # the empty folder check_output_folder accepted
+        partial.rename(final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return final
+
+
+def _replaceable(final: Path) -> Path | None:
+    """The existing folder `--overwrite` may replace (none if there is nothing there)."""
+    if not final.exists():
+        return None
+    if not final.is_dir():
+        raise ExportError(f"{final}: exists and is not a folder; --overwrite replaces folders")
+    if (final / "metadata.json").is_file() or (final / "INCOMPLETE").exists():
+        raise ExportError(f"{final}: is a twinsim sequence; --overwrite never replaces one")
+    return final

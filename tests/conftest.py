@@ -182,6 +182,14 @@ SENSOR_OVERRIDES = (
 )
 
 
+def structural_problems(path: Path) -> list[str]:
+    """`validate`'s problems but those of the checksum layer (`checksums.csv`), for tests of
+    the checks that decode files (a damaged file trips both)."""
+    from twinsim.sequence import validate_sequence
+
+    return [p for p in validate_sequence(path).problems if "checksums.csv" not in p]
+
+
 def digest_folder(folder: Path) -> dict[str, str]:
     """sha256 of every file below `folder`, by relative path (byte-identity checks)."""
     return {

@@ -3,7 +3,8 @@
 `data/golden_drone_apartment.json` holds the sha256 of every stream file of a small run
 (people, flying objects, a LiDAR and an event camera) recorded by twinsim before robots,
 sensors and worlds became plug-ins; `metadata.json` and `scene.json` may gain fields and
-are left out. The hashes hold for the MuJoCo and NumPy versions `pyproject.toml` pins and
+are left out, as is `checksums.csv` (added later; it only hashes the files checked here).
+The hashes hold for the MuJoCo and NumPy versions `pyproject.toml` pins and
 the CPU kernels `twinsim._numerics` pins (the run that made them: commit b64ddf3 with those
 kernels); upgrading either is a deliberate change that records them anew.
 """
@@ -33,7 +34,7 @@ def _hashes(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name not in ("metadata.json", "scene.json")
+        if p.is_file() and p.name not in ("metadata.json", "scene.json", "checksums.csv")
     }
 
 

@@ -6,9 +6,11 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from conftest import structural_problems
 from twinsim.cli import app
 from twinsim.config import load_config
 from twinsim.errors import ConfigError, SequenceError
@@ -171,3 +173,63 @@ def test_overwrite_replaces_an_export_but_never_a_sequence(tmp_path):
     result = runner.invoke(app, ["export", str(V1), "-f", "tum", "--out", str(seq), "--overwrite"])
     assert result.exit_code == 2 and "never replaces one" in result.output
     assert validate_sequence(seq).ok
+
+
+@pytest.fixture
+def damaged(dynamic_sequence, tmp_path) -> Path:
+    """A private copy of the session's dynamic sequence (people in view) to damage."""
+    return Path(shutil.copytree(dynamic_sequence, tmp_path / "seq"))
+
+
+def _flip_last_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def test_a_flipped_byte_that_still_decodes_is_caught_by_the_checksums(damaged):
+    assert validate_sequence(damaged).ok
+    depth = damaged / "cam0" / "depth" / "000003.npy"
+    _flip_last_byte(depth)
+    assert np.load(depth).shape == (96, 128)  # still a valid depth image
+    (damaged / "cam0" / "rgb" / "stray.png").write_bytes(b"x")
+    problems = validate_sequence(damaged).problems
+    assert any(p.startswith("cam0/depth/000003.npy: content changed (CRC-32") for p in problems)
+    assert "cam0/rgb/stray.png: not listed in checksums.csv" in problems
+
+
+def _edit_boxes(seq: Path, edit) -> None:
+    """Apply `edit(record)` to the first boxes.jsonl record with a box and a person."""
+    path = seq / "cam0" / "boxes.jsonl"
+    lines = path.read_text().splitlines()
+    i = next(i for i, line in enumerate(lines) if '"keypoints"' in line)
+    record = json.loads(lines[i])
+    edit(record)
+    lines[i] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda r: r["boxes"][0].update(tight=[0, 0, 100000, 100000]), "inside the image"),
+        (lambda r: r["boxes"][0].update(tight=[-3, 0, 5, 5]), "inside the image"),
+        (lambda r: r["boxes"][0]["obb"].update(rotation=[[2, 0, 0], [0, 1, 0], [0, 0, 1]]), "obb"),
+        (lambda r: r["boxes"][0]["obb"].update(half_extents=[1, -1, 1]), "malformed obb"),
+        (lambda r: r["people"][0].update(keypoints=[[1, 2, 7]] * 17), "v in 0/1/2"),
+        (lambda r: r["people"][0].update(keypoints="garbage"), "are not 17 [x, y, v]"),
+        (lambda r: r["people"][0].update(joints_world=[[1e999, 0, 0]]), "joints_world"),
+        (lambda r: r.update(dynamic_fraction=3.0), "dynamic_fraction"),
+    ],
+)
+def test_annotations_out_of_range_are_named(damaged, edit, says):
+    _edit_boxes(damaged, edit)
+    problems = structural_problems(damaged)
+    assert any(says in p and "cam0/boxes.jsonl line" in p for p in problems), problems
+
+
+def test_a_camera_without_intrinsics_is_named(damaged):
+    meta = json.loads((damaged / "metadata.json").read_text())
+    del meta["streams"]["cam0"]["K"]
+    (damaged / "metadata.json").write_text(json.dumps(meta))
+    assert "cam0: metadata.json gives no 3x3 K" in validate_sequence(damaged).problems

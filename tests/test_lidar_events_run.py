@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import SENSOR_OVERRIDES, digest_folder
+from conftest import SENSOR_OVERRIDES, digest_folder, structural_problems
 from twinsim.errors import SequenceError
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sequence import open_sequence, summarize_sequence, validate_sequence
@@ -107,7 +107,7 @@ def test_validate_names_broken_lidar_and_event_files(runs, tmp_path):
     events["t_ns"][[0, 1]] = events["t_ns"][[1, 0]] + np.array([0, 1])
     events["polarity"][2] = 0
     np.save(broken / "ev0" / "events.npy", events.astype(EVENT_DTYPE))
-    problems = "\n".join(validate_sequence(broken).problems)
+    problems = "\n".join(structural_problems(broken))
     assert "lidar0/points/000001.npy: ring ids not below rings = 6" in problems
     assert "lidar0/points/000001.npy: intensity outside [0, 1]" in problems
     assert "lidar0/points/000009.npy: not listed in lidar0/scans.csv" in problems

@@ -17,6 +17,7 @@ from typing import ClassVar, Literal
 import numpy as np
 import pytest
 
+from conftest import structural_problems
 from twinsim.errors import SequenceError
 from twinsim.geometry import pose_to_T
 from twinsim.scene.spec import SensorSpec
@@ -24,6 +25,7 @@ from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_
 from twinsim.sensors.registry import SENSORS
 from twinsim.sensors.rig import body_mounted
 from twinsim.sequence import SequenceWriter, open_sequence, validate_sequence
+from twinsim.sequence.checksums import file_crc32
 from twinsim.sequence.images import read_npy
 from twinsim.sequence.scans import EVENTS_FILE, LidarScan, points_path
 from twinsim.sequence.stream_checks import StreamCheck, check_table, check_unlisted
@@ -34,6 +36,11 @@ V1_SEQUENCE = Path(__file__).parent / "data" / "v1_sequence"
 
 def _rotation_file(stream_dir: Path, index: int) -> Path:
     return stream_dir / ROTATIONS / f"{index:06d}.npy"
+
+
+def _crc(seq: Path, index: int) -> str:
+    """The CRC-32 of one rotation file, as checksums.csv writes it."""
+    return f"{file_crc32(_rotation_file(seq / 'att0', index))[0]:08x}"
 
 
 class AttitudeConfig(SensorConfig):
@@ -150,7 +157,7 @@ def test_the_toy_kinds_hook_names_its_corrupt_files(attitude_sequence, attitude_
     file.write_bytes(file.read_bytes()[:-30])
     _rotation_file(stream, 7).unlink()
     shutil.copy(_rotation_file(stream, 0), stream / ROTATIONS / "999999.npy")
-    problems = validate_sequence(broken).problems
+    problems = structural_problems(broken)
     assert problems[0] == "att0/rotations/000003.npy: not a rotation matrix"
     assert problems[1].startswith("att0/rotations/000005.npy: cannot be read (")
     assert problems[2:] == [
@@ -163,7 +170,12 @@ def test_without_its_kind_the_toy_stream_is_only_a_table(attitude_sequence, tmp_
     broken = _broken(attitude_sequence, tmp_path)
     np.save(_rotation_file(broken / "att0", 3), 2.0 * np.eye(3))
     assert "attitude" not in SENSORS
-    assert validate_sequence(broken).ok  # data.csv is a valid table; its files nobody knows
+    # data.csv is a valid table and nobody knows its files, but the checksums still catch it
+    assert structural_problems(broken) == []
+    assert validate_sequence(broken).problems == [
+        f"att0/rotations/000003.npy: content changed (CRC-32 {_crc(broken, 3)}, "
+        f"checksums.csv says {_crc(attitude_sequence, 3)})"
+    ]
 
 
 # --- built-in kinds: corruptions of their own layouts --------------------------------------
@@ -227,7 +239,7 @@ def test_lidar_hook_names_a_truncated_and_a_missing_points_file(sensors_sequence
     file = points_path(broken / "lidar0", 0)
     file.write_bytes(file.read_bytes()[:-7])
     points_path(broken / "lidar0", 1).unlink()
-    problems = validate_sequence(broken).problems
+    problems = structural_problems(broken)
     assert len(problems) == 2
     assert problems[0].startswith("lidar0/points/000000.npy: cannot be read (")
     assert problems[1] == "lidar0/points/000001.npy: missing"
@@ -239,7 +251,7 @@ def test_event_hook_names_events_outside_the_image_and_the_recording(sensors_seq
     events["x"][4] = 8
     events["t_ns"][-1] = 1_200_000_000  # step 288 = k_end: after the recording
     np.save(broken / "ev0" / EVENTS_FILE, events)
-    assert validate_sequence(broken).problems == [
+    assert structural_problems(broken) == [
         "ev0/events.npy: event pixels outside 8x6",
         "ev0/events.npy: event times outside the recording [1000000000, 1200000000)",
     ]
@@ -249,9 +261,7 @@ def test_event_hook_checks_the_count_against_the_metadata(sensors_sequence, tmp_
     broken = _broken(sensors_sequence, tmp_path)
     events = np.load(broken / "ev0" / EVENTS_FILE)
     np.save(broken / "ev0" / EVENTS_FILE, events[:-3])
-    assert validate_sequence(broken).problems == [
-        "ev0: 17 events but metadata.json records count 20"
-    ]
+    assert structural_problems(broken) == ["ev0: 17 events but metadata.json records count 20"]
 
 
 def test_the_stored_format_1_sequence_validates_through_the_kinds_hooks():

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from conftest import make_robot
+from conftest import make_robot, structural_problems
 from twinsim.errors import OutputFolderError, SequenceError
 from twinsim.replay.frame_source import frame_source
 from twinsim.scene.spec import GeomSpec, ObjectSpec, SceneSpec
@@ -172,9 +172,9 @@ def seq_copy(written, tmp_path) -> Path:
 
 
 def _problems(path: Path) -> list[str]:
-    report = validate_sequence(path)
-    assert not report.ok
-    return report.problems
+    """The decoding checks' problems (a damaged file also trips its checksum)."""
+    assert not validate_sequence(path).ok
+    return structural_problems(path)
 
 
 def _any(problems: list[str], pattern: str) -> bool:
@@ -251,7 +251,9 @@ def test_identical_inputs_give_identical_bytes(written, data, tmp_path):
     first = {p.relative_to(written): p.read_bytes() for p in written.rglob("*") if p.is_file()}
     second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
     assert sorted(first) == sorted(second)
-    assert len(first) == 2 + 2 + 4 * 5 + 2  # metadata, scene; 2 tables; 20 images; csv, jsonl
+    assert (
+        len(first) == 3 + 2 + 4 * 5 + 2
+    )  # metadata, scene, checksums; 2 tables; 20 images; csv, jsonl
     assert [f for f in first if first[f] != second[f]] == []
 
 

@@ -15,6 +15,7 @@ READABLE_FORMAT_VERSIONS = (1, 2)
 INCOMPLETE = "INCOMPLETE"
 METADATA = "metadata.json"
 SCENE = "scene.json"
+CHECKSUMS = "checksums.csv"
 
 TABLE_FILE = "data.csv"
 FRAMES_FILE = "frames.csv"
@@ -31,7 +32,7 @@ IMU_COLUMNS = ("gyro_x", "gyro_y", "gyro_z", "accel_x", "accel_y", "accel_z")
 #: Per-frame image kinds of a camera and their file extensions.
 IMAGE_KINDS = {"rgb": "png", "depth": "npy", "instance": "png", "semantic": "png"}
 
-RESERVED_NAMES = frozenset({INCOMPLETE, METADATA, SCENE})
+RESERVED_NAMES = frozenset({INCOMPLETE, METADATA, SCENE, CHECKSUMS})
 
 
 def frame_path(camera_dir: Path, kind: str, index: int) -> Path:

@@ -9,7 +9,6 @@ event camera (events.npy), files a stream's index does not list (`check_unlisted
 
 from __future__ import annotations
 
-import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from twinsim.errors import SequenceError
+from twinsim.sequence.annotation_checks import check_boxes, intrinsics_problems
 from twinsim.sequence.clock import step_to_ns, stream_steps
 from twinsim.sequence.images import read_npy, read_png
 from twinsim.sequence.layout import (
-    BOXES_FILE,
     FRAME_COLUMNS,
     FRAMES_FILE,
     IMAGE_KINDS,
@@ -40,7 +39,7 @@ from twinsim.sequence.scans import (
     points_path,
     read_records,
 )
-from twinsim.sequence.tables import Table, parse_table
+from twinsim.sequence.tables import Table, is_int, parse_table
 
 #: Problems of one kind listed per stream before the rest are summarised as a count.
 MAX_DETAILS = 10
@@ -69,10 +68,10 @@ class SequenceContext:
         """The context a sequence's metadata gives; None (and a problem) if it is unusable."""
         hz, steps = metadata.get("physics_hz"), metadata.get("recorded_steps")
         classes, instances = metadata.get("classes"), metadata.get("instances")
-        if not _is_int(hz) or hz <= 0:
+        if not is_int(hz) or hz <= 0:
             problems.append(f"{METADATA}: physics_hz must be a positive integer, got {hz!r}")
             return None
-        if not (isinstance(steps, list) and len(steps) == 2 and all(map(_is_int, steps))) or (
+        if not (isinstance(steps, list) and len(steps) == 2 and all(map(is_int, steps))) or (
             steps[0] > steps[1]
         ):
             problems.append(f"{METADATA}: recorded_steps must be [k_start, k_end], got {steps!r}")
@@ -81,7 +80,7 @@ class SequenceContext:
             problems.append(f"{METADATA}: classes must be a list of class names, got {classes!r}")
             return None
         if not isinstance(instances, list) or not all(
-            isinstance(i, dict) and _is_int(i.get("instance_id")) for i in instances
+            isinstance(i, dict) and is_int(i.get("instance_id")) for i in instances
         ):
             problems.append(f"{METADATA}: instances must be a list of objects with an instance_id")
             return None
@@ -176,11 +175,12 @@ def check_camera(check: StreamCheck) -> None:
     if table is None:
         return
     n = len(table.ints)
-    _check_boxes(check, table.ints[:, 1])
     width, height = info.get("width"), info.get("height")
-    shape = (height, width) if _is_int(width) and _is_int(height) else None
+    shape = (height, width) if is_int(width) and is_int(height) else None
     if shape is None:
         check.problems.append(f"{name}: metadata.json gives no integer width and height")
+    check.problems.extend(intrinsics_problems(name, info))
+    check_boxes(check, table.ints[:, 1], shape)
     workers = min(8, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = pool.map(lambda i: _frame_problems(check.path, name, i, shape, ctx), range(n))
@@ -201,11 +201,11 @@ def check_lidar(check: StreamCheck) -> None:
         return
     n = len(table.ints)
     rings, rate = info.get("rings"), info.get("rate_hz")
-    if not _is_int(rings) or rings <= 0:
+    if not is_int(rings) or rings <= 0:
         check.problems.append(f"{name}: metadata.json gives no positive integer rings")
         rings = None
     sweep_ns = None
-    if _is_int(rate) and rate > 0 and ctx.physics_hz % rate == 0:
+    if is_int(rate) and rate > 0 and ctx.physics_hz % rate == 0:
         sweep_ns = step_to_ns(ctx.physics_hz // rate, ctx.physics_hz)
     found = []
     for index in range(n):
@@ -231,7 +231,7 @@ def check_events(check: StreamCheck) -> None:
         check.problems.append(f"{name}: {n} events but {METADATA} records count {recorded!r}")
     _rate_period(check)
     width, height = info.get("width"), info.get("height")
-    if not (_is_int(width) and _is_int(height)):
+    if not (is_int(width) and is_int(height)):
         check.problems.append(f"{name}: metadata.json gives no integer width and height")
     elif n and (rec["x"].max() >= width or rec["y"].max() >= height):
         check.problems.append(f"{label}: event pixels outside {width}x{height}")
@@ -342,56 +342,6 @@ def _frame_problems(
     return found
 
 
-def _check_boxes(check: StreamCheck, t_ns: np.ndarray) -> None:
-    """boxes.jsonl: one object per frame, its index and time, and boxes of known instances."""
-    label = f"{check.name}/{BOXES_FILE}"
-    try:
-        lines = (check.path / label).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        check.problems.append(f"{label}: cannot be read ({exc})")
-        return
-    if len(lines) != len(t_ns):
-        check.problems.append(f"{label}: {len(lines)} lines, expected {len(t_ns)} (one per frame)")
-    found = []
-    for index, line in enumerate(lines):
-        where = f"{label} line {index + 1}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            found.append(f"{where}: not valid JSON ({exc})")
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("boxes"), list):
-            found.append(f"{where}: expected an object with a 'boxes' list")
-            continue
-        if record.get("frame") != index:
-            found.append(f"{where}: frame {record.get('frame')!r}, expected {index}")
-        if index < len(t_ns) and record.get("t_ns") != int(t_ns[index]):
-            found.append(f"{where}: t_ns {record.get('t_ns')!r}, {FRAMES_FILE} has {t_ns[index]}")
-        found.extend(_box_problems(where, record["boxes"], check.context))
-    check.report(found)
-
-
-def _box_problems(where: str, boxes: list, ctx: SequenceContext) -> list[str]:
-    found = []
-    for box in boxes:
-        iid = box.get("instance_id") if isinstance(box, dict) else None
-        if iid not in ctx.instance_class:
-            found.append(f"{where}: box instance_id {iid!r} is not in metadata's instance table")
-            continue
-        if box.get("semantic_class") != ctx.instance_class[iid]:
-            found.append(
-                f"{where}: box of instance {iid} has class {box.get('semantic_class')!r}, "
-                f"metadata says {ctx.instance_class[iid]!r}"
-            )
-        for key in ("tight", "loose"):
-            rect = box.get(key)
-            if not ((key == "loose" and rect is None) or _is_rect(rect)):
-                found.append(
-                    f"{where}: box of instance {iid} has {key} {rect!r}, not [x0,y0,x1,y1]"
-                )
-    return found
-
-
 def _check_values(check: StreamCheck, label: str, table: Table) -> None:
     bad = np.flatnonzero(~np.isfinite(table.values).all(axis=1))
     check.report([f"{label} line {i + 2}: value is not finite" for i in bad])
@@ -405,7 +355,7 @@ def _check_quaternions(check: StreamCheck, label: str, quats: np.ndarray) -> Non
 def _rate_period(check: StreamCheck) -> int | None:
     """The stream's period in physics steps; None (and a problem) if its rate_hz is unusable."""
     rate, hz = check.info.get("rate_hz"), check.context.physics_hz
-    if not _is_int(rate) or rate <= 0 or hz % rate:
+    if not is_int(rate) or rate <= 0 or hz % rate:
         check.problems.append(
             f"{check.name}: rate_hz {rate!r} must be a positive integer dividing physics_hz {hz}"
         )
@@ -445,19 +395,3 @@ def _check_times(check: StreamCheck, label: str, noun: str, t_ns: np.ndarray) ->
     check.report(
         [f"{name}: no {noun} at step {k} (t_ns {t})" for t, k in step_of.items() if t not in seen]
     )
-
-
-def _is_rect(rect: object) -> bool:
-    """An [x0, y0, x1, y1] list of ints with inclusive bounds x0 <= x1, y0 <= y1."""
-    return (
-        isinstance(rect, list)
-        and len(rect) == 4
-        and all(map(_is_int, rect))
-        and rect[0] <= rect[2]
-        and rect[1] <= rect[3]
-    )
-
-
-def _is_int(value: object) -> bool:
-    """An int that is not a bool (JSON's true/false load as bools)."""
-    return isinstance(value, int) and not isinstance(value, bool)

@@ -15,6 +15,11 @@ import numpy as np
 from twinsim.errors import SequenceError
 
 
+def is_int(value: object) -> bool:
+    """An int that is not a bool (JSON's true/false load as bools)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def format_row(ints: Iterable[int], values: np.ndarray) -> str:
     """One CSV line: the integers as written, then every float64 value bit-exactly."""
     return ",".join([*map(str, ints), *map(repr, values.tolist())]) + "\n"

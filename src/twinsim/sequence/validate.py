@@ -1,6 +1,7 @@
 """`validate_sequence`: every check a downstream tool relies on, each failure named precisely.
 
-Checks the completion marker and status, metadata and scene parse, and hands every stream to
+Checks the completion marker and status, metadata and scene parse, every file against
+`checksums.csv` (where the sequence has one), and hands every stream to
 its check: a registered sensor kind's `validate_stream` hook for a sensor stream (cameras decode
 every image and boxes.jsonl line, LiDARs every scan, ...), the table checks (`data.csv`: counts
 against the metadata and the step clock, exact integer timestamps, CSV cells) for the rest.
@@ -15,7 +16,8 @@ from pathlib import Path
 from twinsim.errors import SequenceError
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.registry import SENSORS
-from twinsim.sequence.layout import INCOMPLETE, METADATA, SCENE, STATUS_COMPLETE
+from twinsim.sequence.checksums import checksum_problems
+from twinsim.sequence.layout import CHECKSUMS, INCOMPLETE, METADATA, SCENE, STATUS_COMPLETE
 from twinsim.sequence.reader import read_metadata
 from twinsim.sequence.stream_checks import (
     SequenceContext,
@@ -71,6 +73,8 @@ def validate_sequence(path: str | Path) -> ValidationReport:
     for child in sorted(path.iterdir()):
         if child.is_dir() and child.name not in metadata["streams"]:
             problems.append(f"{child.name}/: folder is not a stream listed in {METADATA}")
+    if "checksums" in metadata or (path / CHECKSUMS).exists():  # older sequences have none
+        problems += checksum_problems(path)
     return ValidationReport(not problems, problems, checked)
 
 

@@ -22,8 +22,10 @@ import numpy as np
 
 from twinsim.errors import OutputFolderError
 from twinsim.sequence.camera_writer import CameraWriter
+from twinsim.sequence.checksums import write_checksums
 from twinsim.sequence.frames import CameraFrame, CopiedFrame
 from twinsim.sequence.layout import (
+    CHECKSUMS,
     INCOMPLETE,
     METADATA,
     SCENE,
@@ -160,6 +162,8 @@ class SequenceWriter:
                 _merge(self._metadata, _plain_json(extra_metadata))
             for name, stream in self._streams.items():
                 self._metadata["streams"][name]["count"] = stream.count
+            write_checksums(self.path)
+            self._metadata["checksums"] = CHECKSUMS
             self._metadata["status"] = STATUS_COMPLETE
             _write_json_atomic(self.path / METADATA, self._metadata)
             (self.path / INCOMPLETE).unlink()

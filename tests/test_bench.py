@@ -109,11 +109,11 @@ def test_tables_have_grade_layout(report, dynamic_sequence):
     assert mean_row[2] == f"{mean:.3f}" and lines[3].split(" | ")[1] == "std"
     assert f"crasher on {dynamic_sequence.name}: 2 of 2 trials failed" in markdown
     latex = (out / "table.tex").read_text()
-    assert r"\multicolumn{4}{c}{feature\_vo}" in latex and r"\bottomrule" in latex
+    assert r"\multicolumn{6}{c}{feature\_vo}" in latex and r"\bottomrule" in latex
     assert f"{dynamic_sequence.name} & mean & {mean:.3f}" in latex
 
 
-def test_resume_runs_only_unfinished_trials(report, dynamic_sequence):
+def test_resume_runs_only_unfinished_and_failed_trials(report, dynamic_sequence):
     from twinsim.cli import app
 
     _, out, _, folder = report
@@ -136,7 +136,8 @@ def test_resume_runs_only_unfinished_trials(report, dynamic_sequence):
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "1/1" in result.output and "feature_vo ATE" in result.output
+    # the interrupted trial and the crasher's two failed trials run again
+    assert "3/3" in result.output and "feature_vo ATE" in result.output
     assert (done_status.stat().st_mtime_ns, (runs / "trial_00" / "log.txt").read_bytes()) == before
     assert not (runs / "trial_01" / "junk.tmp").exists()
     new_rows = read_rows(out / "results.csv")

@@ -176,22 +176,105 @@ def tum_lines(traj) -> list[str]:
     ]
 
 
-def test_unsorted_duplicate_and_nan_rows_are_reported(tmp_path):
+def test_unsorted_and_duplicate_rows_are_reported(tmp_path):
     gt = ground_truth(2.0)
     lines = tum_lines(gt)
     lines[5], lines[6] = lines[6], lines[5]
     lines.insert(10, lines[9].split()[0] + " 9 9 9 0 0 0 1")  # same stamp, another pose
-    lines[20] = lines[20].split()[0] + " nan 0 0 0 0 0 1"
-    lines[30] = lines[30].split()[0] + " 0 0 0 0 0 0 0"  # zero quaternion
     traj = read_trajectory(write_lines(tmp_path / "bad.tum", lines))
     notes = " | ".join(traj.notes)
-    assert "dropped 2 pose(s) with NaN/inf values or a zero quaternion" in notes
     assert "not sorted" in notes and "duplicate timestamp" in notes
-    assert len(traj) == len(gt) - 2 and np.all(np.diff(traj.t_ns) > 0)
+    assert len(traj) == len(gt) and np.all(np.diff(traj.t_ns) > 0)
     # the first of the duplicates (the true pose) is kept
     np.testing.assert_allclose(traj.xyz[9], gt.xyz[9])
     result = evaluate(gt, traj)
     assert result.ate_rmse < 1e-9 and result.notes[: len(traj.notes)] == list(traj.notes)
+
+
+def reject_constant(name: str):
+    raise AssertionError(f"{name} in JSON output (not valid JSON)")
+
+
+def strict_json(text: str) -> dict:
+    """Parse JSON as any strict parser would: NaN and Infinity are not JSON."""
+    return json.loads(text, parse_constant=reject_constant)
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("nan 0 0 0 0 0 1", r"bad.tum:21: 'nan' is not a finite number"),
+        ("0 -inf 0 0 0 0 1", r"bad.tum:21: '-inf' is not a finite number"),
+        ("0 0 0 0 0 1e400 1", r"bad.tum:21: '1e400' is not a finite number"),
+        ("0 0 0 0 0 0 0", r"bad.tum:21: quaternion of norm 0 cannot be normalised"),
+        ("0 0 0 1e-9 0 0 0", r"bad.tum:21: quaternion of norm 1e-09 cannot be normalised"),
+        ("0 0 0 1e200 0 0 1e200", r"bad.tum:21: quaternion of norm inf cannot be normalised"),
+        ("1e300 0 0 0 0 0 1", r"bad.tum:21: position 1e\+300 m is too large to score"),
+    ],
+)
+def test_unusable_rows_are_refused_naming_file_and_line(tmp_path, row, message):
+    lines = ["# a comment line counts", *tum_lines(ground_truth(2.0))]
+    lines[20] = lines[20].split()[0] + " " + row
+    with pytest.raises(TrajectoryError, match=message):
+        read_trajectory(write_lines(tmp_path / "bad.tum", lines))
+
+
+def test_huge_positions_are_an_error_not_infinity(files, tmp_path):
+    """An estimate 1e300 m away gave `"ate_rmse": Infinity`; now it is one line and exit 2."""
+    from twinsim.cli import app
+
+    gt = read_trajectory(files / "gt.tum")
+    far = [
+        f"{t / 1e9:.9f} {float(x) * 1e300!r} {float(y)!r} {float(z)!r} 0 0 0 1"
+        for t, (x, y, z) in zip(gt.t_ns, gt.xyz, strict=True)
+    ]
+    est = write_lines(tmp_path / "far.tum", far)
+    result = CliRunner().invoke(app, ["eval", str(files / "gt.tum"), str(est), "--json"])
+    assert result.exit_code == 2, result.output
+    assert "far.tum:" in result.output and "too large to score" in result.output
+    assert "Infinity" not in result.output and "Traceback" not in result.output
+
+
+def test_json_is_strict_and_undefined_metrics_are_null(tmp_path):
+    """A short estimate has no RPE per metre: null in --json, with a note saying why."""
+    from twinsim.cli import app
+
+    gt = ground_truth(2.0)  # about 0.6 m of travel
+    write_tum(tmp_path / "gt.tum", gt)
+    write_tum(tmp_path / "est.tum", noisy_estimate(gt))
+    result = CliRunner().invoke(
+        app, ["eval", str(tmp_path / "gt.tum"), str(tmp_path / "est.tum"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = strict_json(result.output)
+    assert data["rpe_trans_per_m_rmse"] is None and data["rpe_rot_per_m_rmse"] is None
+    assert any("RPE per metre: undefined (null)" in note for note in data["notes"])
+    assert isinstance(data["ate_rmse"], float) and data["ate_rmse"] > 0
+
+
+def test_non_unit_quaternions_are_normalised_with_a_warning(files, tmp_path):
+    from twinsim.cli import app
+
+    gt = read_trajectory(files / "gt.tum")
+    lines = tum_lines(gt)
+    for i, factor in ((3, 2.0), (7, 1000.0)):
+        t, *values = lines[i].split()
+        q = [float(v) * factor for v in values[3:]]
+        lines[i] = " ".join([t, *values[:3], *(repr(v) for v in q)])
+    path = write_lines(tmp_path / "scaled_q.tum", lines)
+    traj = read_trajectory(path)
+    np.testing.assert_allclose(traj.quat_xyzw, gt.quat_xyzw, atol=1e-12)
+    (note,) = traj.notes
+    assert "scaled_q.tum: 2 quaternion(s) were not of unit length" in note
+    assert "norms 2–1000" in note and "lines 4, 8" in note and "normalised" in note
+    # rounding of printed unit quaternions is no reason to warn
+    assert read_trajectory(files / "gt.tum").notes == ()
+    shown = CliRunner().invoke(app, ["eval", str(files / "gt.tum"), str(path)])
+    assert shown.exit_code == 0 and "warning:" in shown.output and "unit length" in shown.output
+    data = strict_json(
+        CliRunner().invoke(app, ["eval", str(files / "gt.tum"), str(path), "--json"]).output
+    )
+    assert any("not of unit length" in n for n in data["notes"]) and data["ate_rmse"] < 1e-9
 
 
 def test_bad_inputs_raise_clear_errors(tmp_path):
@@ -217,9 +300,9 @@ def test_bad_inputs_raise_clear_errors(tmp_path):
         read_trajectory(tmp_path / "gt.tum", "csv")
     with pytest.raises(TrajectoryError, match="holds no poses"):
         read_trajectory(write_lines(tmp_path / "empty.tum", ["# nothing"]), "tum")
-    all_nan = write_lines(tmp_path / "nan.tum", ["1.0 nan 0 0 0 0 0 1", "2.0 0 nan 0 0 0 0 1"])
-    with pytest.raises(TrajectoryError, match="no valid poses"):
-        read_trajectory(all_nan)
+    kitti_nan = write_lines(tmp_path / "nan.txt", ["1 0 0 nan 0 1 0 0 0 0 1 0"])
+    with pytest.raises(TrajectoryError, match=r"nan.txt:1: 'nan' is not a finite number"):
+        read_trajectory(kitti_nan, times=write_lines(tmp_path / "t1.txt", ["1.0"]))
 
 
 def test_euroc_kitti_and_bag_read_the_same_trajectory(tmp_path):
@@ -259,7 +342,7 @@ def test_eval_cli_json(files):
         app, ["eval", str(files / "gt.tum"), str(files / "est.tum"), "--json"]
     )
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = strict_json(result.output)
     for key in (
         "ate_rmse",
         "rpe_trans_rmse",

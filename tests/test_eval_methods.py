@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -165,3 +166,95 @@ def test_bad_method_specs(tmp_path):
     bad.write_text("name: x\ncommand: run\n")
     with pytest.raises(MethodError, match=r"bad\.yaml: trajectory: Field required"):
         get_method(str(bad))
+
+
+def argv_recorder(folder: Path) -> Path:
+    """A program that records the arguments it got and writes the sequence's ground truth."""
+    return write_script(
+        folder,
+        "record_argv.py",
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from twinsim.eval.io import read_sequence, write_tum\n"
+        "Path(sys.argv[2]).parent.joinpath('argv.json').write_text(json.dumps(sys.argv[1:]))\n"
+        "write_tum(sys.argv[2], read_sequence(Path(sys.argv[1])))\n",
+    )
+
+
+def test_placeholders_fill_whole_arguments(dynamic_sequence, tmp_path):
+    """A sequence path with a space and a quote stays one argument, as do quoted words."""
+    import shutil
+
+    from twinsim.eval.harness import run_trial
+
+    seq = tmp_path / "it's a folder" / "seq"
+    shutil.copytree(dynamic_sequence, seq)
+    yaml_path = tmp_path / "argv.yaml"
+    yaml_path.write_text(
+        "name: argv\n"
+        f'command: "{sys.executable} {argv_recorder(tmp_path)} {{sequence}} {{trial}}/out.txt '
+        "--seed={seed} 'two words' {trial_index}\"\n"
+        "trajectory: out.txt\n"
+    )
+    trial = tmp_path / "trial_03"
+    status = run_trial(str(yaml_path), seq, trial, 7)
+    assert status["ok"], (trial / "log.txt").read_text()
+    argv = json.loads((trial / "argv.json").read_text())
+    assert argv == [str(seq), f"{trial}/out.txt", "--seed=7", "two words", "03"]
+
+
+def test_relative_program_is_relative_to_the_yaml(dynamic_sequence, tmp_path, monkeypatch):
+    """The program found at load time is the one run in the trial folder, from any cwd."""
+    from twinsim.eval.harness import run_trial
+
+    tools, methods = tmp_path / "tools", tmp_path / "methods"
+    tools.mkdir()
+    methods.mkdir()
+    program = write_script(tools, "copy_gt", f"#!{sys.executable}\n{COPY_GT}")
+    program.chmod(0o755)
+    yaml_path = methods / "relative.yaml"
+    yaml_path.write_text(
+        'name: relative\ncommand: "../tools/copy_gt {sequence} {trial}/out.txt"\n'
+        "trajectory: out.txt\n"
+    )
+    for i, cwd in enumerate((methods, tmp_path)):
+        monkeypatch.chdir(cwd)
+        trial = tmp_path / "runs" / "relative" / f"trial_{i:02d}"
+        status = run_trial(str(yaml_path), dynamic_sequence, trial, 0)
+        assert status["ok"], (trial / "log.txt").read_text()
+        assert "wrote" in (trial / "program.log").read_text()
+    assert load_external(yaml_path).program == str(program)
+
+
+@pytest.mark.parametrize(
+    ("command", "error"),
+    [
+        ("python3 'unclosed {sequence}", r"command: cannot split .*No closing quotation"),
+        ("python3 {sequnce}", r"command: unknown placeholder \{sequnce\} in '\{sequnce\}'"),
+        ("python3 {}", r"command: unknown placeholder \{\}"),
+        ("python3 {seed!r}", r"command: unknown placeholder \{seed!r\} in '\{seed!r\}'"),
+        ("python3 x}", r"command: bad placeholder in 'x\}'"),
+        ("{sequence}/run", r"command: the program '\{sequence\}/run' takes no placeholders"),
+        ("nowhere-program {sequence}", r"command: program 'nowhere-program' not found on PATH"),
+        ("./missing.sh", r"command: program './missing.sh' \(.*\) is not an executable file"),
+        ("", r"command: is empty"),
+    ],
+)
+def test_bad_command_templates_fail_at_load(tmp_path, command, error):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"name: x\ncommand: {json.dumps(command)}\ntrajectory: t.txt\n")
+    with pytest.raises(MethodError, match=r"bad\.yaml: " + error):
+        get_method(str(bad))
+
+
+def test_alignment_is_a_property_of_the_method(tmp_path):
+    assert {get_method(name).alignment for name in ("feature_vo", "kiss_icp")} == {"se3"}
+    path = tmp_path / "mono.yaml"
+    path.write_text("name: mono\ncommand: python3\ntrajectory: t.txt\nalignment: sim3\n")
+    assert get_method(str(path)).alignment == "sim3"
+    path.write_text("name: mono\ncommand: python3\ntrajectory: t.txt\nalignment: sim4\n")
+    with pytest.raises(MethodError, match=r"mono\.yaml: alignment: Input should be 'se3' or"):
+        get_method(str(path))
+    path.write_text("name: t\ncommand: python3\ntrajectory: '{trial}/{bad}.txt'\n")
+    with pytest.raises(MethodError, match=r"trajectory: unknown placeholder \{bad\}"):
+        get_method(str(path))

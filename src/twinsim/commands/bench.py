@@ -31,12 +31,13 @@ def bench_command(
     ],
     out: Annotated[Path, typer.Option("--out", help="Report folder (new, empty, or resumed).")],
     trials: Annotated[int, typer.Option(help="Trials per method and sequence.")] = 3,
-    workers: Annotated[int, typer.Option(help="Parallel worker processes.")] = 2,
+    workers: Annotated[int, typer.Option(help="Trials at once, each in its own process.")] = 2,
     seed: Annotated[int, typer.Option(help="Trial i runs with seed + i.")] = 0,
 ) -> None:
     """Run every method on every sequence N times; write results.csv, tables and plots.
 
-    Re-running the same command resumes: finished trials are not repeated.
+    Re-running the same command resumes: successful trials are kept, unfinished and failed ones
+    run again; a sequence whose content differs from the one benchmarked under its name is refused.
     """
     from twinsim.eval.harness import bench
 

@@ -70,7 +70,7 @@ def evaluate_command(
         fail(exc)
     summary = result.summary()
     if as_json:
-        console.print_json(json.dumps(summary))
+        console.print_json(json.dumps(summary, allow_nan=False))
         return
     for note in summary["notes"]:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)

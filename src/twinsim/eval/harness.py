@@ -1,25 +1,30 @@
 """The benchmark harness: every method × sequence × trial in parallel processes, resumable.
 
-A report folder holds `bench.json` (what was asked), `runs/<method>/<sequence>/trial_NN/`
-(`estimate.tum`, `log.txt`, `status.json`, written last), `exports/` (what external methods
-read), and the report: `results.csv`, `table.md`, `table.tex`, `plots/`. Running the same
-command again skips every trial that has a `status.json`.
+A report folder holds `bench.json` (what was asked, and each sequence's path and content
+digest), `runs/<method>/<sequence>/trial_NN/` (`estimate.tum`, `log.txt`, `status.json`, written
+last), `exports/` (what external methods read), and the report: `results.csv`, `table.md`,
+`table.tex`, `plots/`. Each trial runs in a process of its own, so a process that dies costs
+only its trial. Running the same command again runs every trial without a successful
+`status.json` (unfinished and failed ones) and refuses a sequence whose content differs from the
+one benchmarked under its name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import shutil
+import signal
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
+from multiprocessing.connection import wait
 from pathlib import Path
 
+from twinsim.atomic import write_text_atomic
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.eval.io import read_tum
 from twinsim.eval.methods import ESTIMATE_FILE, ExternalMethod, Method, MethodError, get_method
@@ -30,6 +35,9 @@ from twinsim.sequence.writer import check_output_folder
 
 MANIFEST = "bench.json"
 STATUS = "status.json"
+#: The files of a sequence its content digest covers: these two, and each stream folder's index.
+DIGEST_FILES = ("metadata.json", "scene.json")
+INDEX_FILES = ("data.csv", "frames.csv", "scans.csv")
 
 #: progress(done, total, label) after every finished trial.
 Progress = Callable[[int, int, str], None]
@@ -79,8 +87,9 @@ def bench(
 ) -> BenchReport:
     """Run and evaluate every trial not yet done, then write results, tables and plots.
 
-    Trial `i` runs with seed `seed + i`. A method that raises, crashes or times out is a failed
-    trial (its log kept), never a failed benchmark.
+    Trial `i` runs with seed `seed + i`. A method that raises, crashes, times out or takes its
+    process down is a failed trial (its log kept), never a failed benchmark; failed trials run
+    again on the next resume.
     """
     from twinsim.eval.report import write_report
 
@@ -102,11 +111,11 @@ def bench(
         for seq_name, seq_path in seqs.items():
             for index in range(trials):
                 trial = Trial(method.name, seq_name, index)
-                if not (trial.folder(out) / STATUS).is_file():
+                status = _read_status(trial.folder(out))
+                if status is None or not status.get("ok"):
                     export = exports.get((method.name, seq_name))
                     pending.append((spec, trial, seq_path, seed + index, export))
-    total = len(pending)
-    _run_pending(pending, out, workers, total, progress)
+    _run_pending(pending, out, workers, progress)
 
     results = []
     for method in resolved.values():
@@ -136,11 +145,34 @@ def _sequences(sequences: Sequence[str | Path]) -> dict[str, Path]:
     return seqs
 
 
+def content_digest(seq_path: Path) -> str:
+    """sha256 over a sequence's `metadata.json`, `scene.json` and each stream folder's index
+    (`data.csv`, `frames.csv`, `scans.csv`): what tells two runs apart, without reading images
+    or point clouds."""
+    digest = hashlib.sha256()
+    files = [seq_path / name for name in DIGEST_FILES]
+    for folder in sorted(p for p in seq_path.iterdir() if p.is_dir() and not p.is_symlink()):
+        files += [folder / name for name in INDEX_FILES]
+    for path in files:
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            name = path.relative_to(seq_path).as_posix()
+            digest.update(f"{name}\0{len(data)}\0".encode())
+            digest.update(data)
+    return "sha256:" + digest.hexdigest()
+
+
 def _prepare_output(out: Path, methods, seqs: dict[str, Path], trials: int, seed: int) -> None:
-    """A new or empty folder gets a manifest; a folder with a manifest is resumed."""
+    """A new or empty folder gets a manifest; a folder with a manifest is resumed, if the seed
+    and the content of every sequence already benchmarked under the same name agree."""
     manifest = out / MANIFEST
+    previous: dict = {"methods": [], "sequences": {}}
     if manifest.is_file():
-        previous = json.loads(manifest.read_text(encoding="utf-8"))
+        try:
+            previous = json.loads(manifest.read_text(encoding="utf-8"))
+            previous_sequences = dict(previous["sequences"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise OutputFolderError(f"{manifest}: cannot be read ({exc})") from None
         if previous.get("seed") != seed:
             raise OutputFolderError(
                 f"{out}: was run with seed {previous.get('seed')}, not {seed}; resume with the "
@@ -149,13 +181,25 @@ def _prepare_output(out: Path, methods, seqs: dict[str, Path], trials: int, seed
     else:
         check_output_folder(out)
         out.mkdir(parents=True, exist_ok=True)
+        previous_sequences = {}
+    sequences = dict(previous_sequences)
+    for name, path in seqs.items():
+        entry = {"path": str(path), "content": content_digest(path)}
+        before = previous_sequences.get(name)
+        before = before if isinstance(before, dict) else {"path": before}
+        if name in previous_sequences and before.get("content") != entry["content"]:
+            raise OutputFolderError(
+                f"{out}: sequence {name!r} at {path} differs in content from the one benchmarked "
+                f"there under that name ({before.get('path')}); use a new --out folder"
+            )
+        sequences[name] = entry
     data = {
-        "methods": list(methods),
-        "sequences": {name: str(path) for name, path in seqs.items()},
+        "methods": list(dict.fromkeys([*previous.get("methods", []), *methods])),
+        "sequences": sequences,
         "trials": trials,
         "seed": seed,
     }
-    manifest.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_text_atomic(manifest, json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n")
 
 
 def _exports(methods, seqs: dict[str, Path], out: Path) -> dict[tuple[str, str], Path]:
@@ -183,24 +227,51 @@ def _exports(methods, seqs: dict[str, Path], out: Path) -> dict[tuple[str, str],
     return exports
 
 
-def _run_pending(pending, out: Path, workers: int, total: int, progress: Progress | None) -> None:
-    if not pending:
-        return
+def _run_pending(pending, out: Path, workers: int, progress: Progress | None) -> None:
+    """Run each trial in a spawned process of its own, at most `workers` at a time; a process
+    that ends without writing its trial's status gets a failed status naming how it ended."""
+    context = get_context("spawn")
+    queue = list(reversed(pending))
+    running: dict = {}  # sentinel → (process, trial)
     done = 0
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = {
-            pool.submit(run_trial, spec, seq_path, trial.folder(out), trial_seed, export): trial
-            for spec, trial, seq_path, trial_seed, export in pending
-        }
-        for future in as_completed(futures):
-            trial = futures[future]
-            try:
-                future.result()
-            except BrokenProcessPool:
-                _write_status(trial.folder(out), False, "the worker process died", math.nan)
-            done += 1
-            if progress is not None:
-                progress(done, total, f"{trial.method} · {trial.sequence} · trial {trial.index}")
+    try:
+        while queue or running:
+            while queue and len(running) < workers:
+                spec, trial, seq_path, trial_seed, export = queue.pop()
+                folder = trial.folder(out)
+                (folder / STATUS).unlink(missing_ok=True)  # a failed trial's, run again
+                process = context.Process(
+                    target=run_trial,
+                    args=(spec, seq_path, folder, trial_seed, export),
+                    name=f"twinsim-bench {trial.method} {trial.sequence} {trial.index}",
+                )
+                process.start()
+                running[process.sentinel] = (process, trial)
+            for sentinel in wait(list(running)):
+                process, trial = running.pop(sentinel)
+                process.join()
+                folder = trial.folder(out)
+                if _read_status(folder) is None:
+                    how = _exit_description(process.exitcode)
+                    _write_status(folder, False, f"the worker process died ({how})", math.nan)
+                done += 1
+                if progress is not None:
+                    label = f"{trial.method} · {trial.sequence} · trial {trial.index}"
+                    progress(done, len(pending), label)
+    finally:
+        for process, _ in running.values():  # interrupted: no trial outlives the benchmark
+            process.terminate()
+            process.join()
+
+
+def _exit_description(exitcode: int | None) -> str:
+    """'signal SIGKILL' or 'exit code 3', from a multiprocessing exit code."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"signal {-exitcode}"
+    return f"exit code {exitcode}"
 
 
 def run_trial(
@@ -208,7 +279,7 @@ def run_trial(
 ) -> dict:
     """Run one trial in this process: a fresh folder, a log, `status.json` written last."""
     if folder.exists():
-        shutil.rmtree(folder)  # leftovers of an interrupted trial (no status.json)
+        shutil.rmtree(folder)  # leftovers of an interrupted or failed trial
     folder.mkdir(parents=True)
     start = time.perf_counter()
     with open(folder / "log.txt", "w", encoding="utf-8") as log_file:
@@ -234,23 +305,35 @@ def run_trial(
 def _write_status(folder: Path, ok: bool, error: str, wall_s: float) -> dict:
     status = {"ok": ok, "error": error, "wall_s": None if math.isnan(wall_s) else wall_s}
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / STATUS).write_text(json.dumps(status, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(status, sort_keys=True, allow_nan=False) + "\n"
+    write_text_atomic(folder / STATUS, text)
     return status
 
 
+def _read_status(folder: Path) -> dict | None:
+    """A trial's status, or None when it has none that reads as one (unfinished)."""
+    try:
+        status = json.loads((folder / STATUS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return status if isinstance(status, dict) and isinstance(status.get("ok"), bool) else None
+
+
 def _evaluate(method: Method, trial: Trial, seq_path: Path, out: Path) -> TrialResult:
-    folder = trial.folder(out)
-    status = json.loads((folder / STATUS).read_text(encoding="utf-8"))
+    status = _read_status(trial.folder(out))
+    if status is None:
+        return TrialResult(trial, False, f"{STATUS} is missing or cannot be read")
     wall = status.get("wall_s")
-    wall_s = math.nan if wall is None else wall
-    result = TrialResult(trial, status["ok"], status.get("error", ""), wall_s)
+    wall_s = wall if isinstance(wall, int | float) else math.nan
+    result = TrialResult(trial, status["ok"], str(status.get("error", "")), wall_s)
     if not result.ok:
         return result
     try:
         seq = open_sequence(seq_path)
         result.evaluation = evaluate(
             method.ground_truth(seq),
-            read_tum(folder / ESTIMATE_FILE),
+            read_tum(trial.folder(out) / ESTIMATE_FILE),
+            sim3=method.alignment == "sim3",
             frame_period_s=method.frame_period_s(seq),
         )
     except (TrajectoryError, TwinsimError) as exc:

@@ -8,6 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from twinsim.eval.trajectory import Trajectory, TrajectoryError, clean, from_poses
 
@@ -88,7 +89,7 @@ def read_tum(path: Path) -> Trajectory:
     """TUM: `timestamp tx ty tz qx qy qz qw` per line, seconds, `#` comments."""
     rows = _data_lines(path)
     t_ns, values = _parse_rows(path, rows, 8, sep=None, stamp_unit="s")
-    return clean(t_ns, values[:, :3], values[:, 3:7], path.name)
+    return clean(t_ns, values[:, :3], values[:, 3:7], path.name, lines=[n for n, _ in rows])
 
 
 def read_euroc(path: Path) -> Trajectory:
@@ -98,7 +99,7 @@ def read_euroc(path: Path) -> Trajectory:
     rows = _data_lines(path)
     t_ns, values = _parse_rows(path, rows, 8, sep=",", stamp_unit="ns", at_least=True)
     quat_xyzw = np.roll(values[:, 3:7], -1, axis=1)
-    return clean(t_ns, values[:, :3], quat_xyzw, path.name)
+    return clean(t_ns, values[:, :3], quat_xyzw, path.name, lines=[n for n, _ in rows])
 
 
 def read_kitti(path: Path, times: str | Path | None) -> Trajectory:
@@ -121,12 +122,10 @@ def read_kitti(path: Path, times: str | Path | None) -> Trajectory:
     poses = np.zeros((len(values), 4, 4))
     poses[:, :3, :] = values[:, :12].reshape(-1, 3, 4)
     poses[:, 3, 3] = 1.0
-    _check_rotations(path, poses)
-    finite = np.isfinite(poses).all(axis=(1, 2))
-    quat = np.full((len(poses), 4), np.nan)
-    if finite.any():
-        quat[finite] = from_poses(np.arange(finite.sum()), poses[finite]).quat_xyzw
-    return clean(t_ns, poses[:, :3, 3], quat, path.name)
+    lines = [n for n, _ in pose_rows]
+    _check_rotations(path, poses, lines)
+    quat = Rotation.from_matrix(poses[:, :3, :3]).as_quat(canonical=True)
+    return clean(t_ns, poses[:, :3, 3], quat, path.name, lines=lines)
 
 
 def read_bag(path: Path, topic: str | None) -> Trajectory:
@@ -241,16 +240,19 @@ def _parse_rows(
             values[i] = [float(c) for c in cells[first:width]]
         except (InvalidOperation, ValueError, OverflowError):
             raise TrajectoryError(f"{path}:{number}: not a number in {line!r}") from None
+        if not np.isfinite(values[i]).all():
+            cell = cells[first + int(np.flatnonzero(~np.isfinite(values[i]))[0])]
+            raise TrajectoryError(f"{path}:{number}: {cell!r} is not a finite number")
     return t_ns, values
 
 
-def _check_rotations(path: Path, poses: np.ndarray) -> None:
-    finite = np.isfinite(poses).all(axis=(1, 2))
-    R = poses[finite, :3, :3]
-    error = np.abs(R @ np.swapaxes(R, 1, 2) - np.eye(3)).max(axis=(1, 2)) if len(R) else []
-    if np.any(np.asarray(error) > 1e-3):
-        line = int(np.flatnonzero(finite)[np.argmax(error)]) + 1
-        raise TrajectoryError(f"{path}: pose {line} is not a rotation (R Rᵀ ≠ I)")
+def _check_rotations(path: Path, poses: np.ndarray, lines: list[int]) -> None:
+    R = poses[:, :3, :3]
+    with np.errstate(over="ignore", invalid="ignore"):
+        error = np.abs(R @ np.swapaxes(R, 1, 2) - np.eye(3)).max(axis=(1, 2))
+    bad = np.flatnonzero(~(error <= 1e-3))
+    if len(bad):
+        raise TrajectoryError(f"{path}:{lines[bad[0]]}: not a rotation (R Rᵀ ≠ I)")
 
 
 _READERS: dict[TrajectoryFormat, Callable[[Path], Trajectory]] = {

@@ -55,9 +55,13 @@ class Evaluation:
     est_aligned_xyz: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
 
     def summary(self) -> dict:
-        """The scalar metrics and notes as a JSON-ready dict (NaN becomes None)."""
+        """The scalar metrics and notes as a strict-JSON dict: an undefined metric is None (null),
+        and `notes` says why."""
         data = {k: v for k, v in asdict(self).items() if k in SUMMARY_KEYS}
-        data = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in data.items()}
+        data = {
+            k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in data.items()
+        }
         return data | {"alignment": self.alignment, "notes": list(self.notes)}
 
 
@@ -119,7 +123,7 @@ def evaluate(
     frames, metres = metrics.Unit.frames, metrics.Unit.meters
     per_m = (rpe(trans, 1.0, metres), rpe(angle, 1.0, metres))
     if math.isnan(per_m[0]):
-        notes.append("RPE per metre: the estimate travels less than 1 m; left as NaN")
+        notes.append("RPE per metre: undefined (null), the estimate travels less than 1 m")
 
     gt_length = ref_full.path_length
     coverage = est_sync.path_length / gt_length if gt_length > 0 else math.nan

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -28,6 +28,9 @@ class Method(ABC):
     """A trajectory estimator the harness runs once per trial."""
 
     name: str
+    #: How the harness aligns the estimate to the ground truth: `se3` for methods that observe
+    #: metric scale (RGB-D, stereo, LiDAR), `sim3` for monocular ones (scale unobservable).
+    alignment: Literal["se3", "sim3"] = "se3"
 
     @abstractmethod
     def run(self, seq_path: Path, trial_dir: Path, seed: int, log: Log) -> Path:

@@ -7,19 +7,27 @@ format: tum                      # export the method reads (or `sequence`: the t
 trajectory: "{trial}/CameraTrajectory.txt"   # the TUM trajectory it writes
 timeout_s: 600
 target: cam0                     # optional: stream whose ground truth the estimate follows
+alignment: se3                   # se3 (stereo, RGB-D, LiDAR) or sim3 (monocular: scale unknown)
 ```
 
-Placeholders: `{export}` (the exported folder), `{sequence}` (the twinsim sequence), `{trial}`
-(the trial's own folder, also the working directory), `{seed}`, `{trial_index}`. A crash, a
-time-out or a missing trajectory fails the trial; the program's output stays in its log.
+The command is split into words once, shell-style, when the YAML is read; placeholders are then
+filled in word by word, so a path with spaces or quotes stays one argument. Placeholders:
+`{export}` (the exported folder), `{sequence}` (the twinsim sequence), `{trial}` (the trial's own
+folder, also the working directory), `{seed}`, `{trial_index}`. The program (first word, no
+placeholders) is resolved when the YAML is read: a word with a `/` relative to the YAML's folder,
+a bare name on `PATH`. A crash, a time-out or a missing trajectory fails the trial; the program's
+output stays in its log.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
+import string
 import subprocess
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,6 +36,9 @@ from twinsim.configmodel import format_validation_error
 from twinsim.eval.io import read_tum, write_tum
 from twinsim.eval.methods.base import ESTIMATE_FILE, Log, Method, MethodError, first_stream
 from twinsim.sequence import SequenceReader
+
+#: The placeholders a command or trajectory template may use.
+PLACEHOLDERS = ("export", "sequence", "trial", "seed", "trial_index")
 
 
 class ExternalSpec(BaseModel):
@@ -40,14 +51,15 @@ class ExternalSpec(BaseModel):
     trajectory: str
     timeout_s: float = Field(default=600.0, gt=0)
     target: str | None = None
+    alignment: Literal["se3", "sim3"] = "se3"
 
 
 def load_external(path: str | Path) -> ExternalMethod:
     """Read an external method's YAML, with one-line errors naming the bad field."""
-    path = Path(path)
+    path = Path(path).absolute()
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise MethodError(f"{path}: cannot read the method YAML ({exc})") from None
     try:
         spec = ExternalSpec.model_validate(data)
@@ -57,6 +69,44 @@ def load_external(path: str | Path) -> ExternalMethod:
     return ExternalMethod(spec, path)
 
 
+def _check_template(source: Path, field: str, template: str) -> None:
+    """Refuse a template word with an unknown placeholder or a stray brace (at load time)."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise MethodError(f"{source}: {field}: bad placeholder in {template!r} ({exc})") from None
+    for _, placeholder, spec, conversion in parsed:
+        if placeholder is None:
+            continue
+        if placeholder not in PLACEHOLDERS or spec or conversion:
+            raw = (
+                placeholder
+                + (f"!{conversion}" if conversion else "")
+                + (f":{spec}" if spec else "")
+            )
+            raise MethodError(
+                f"{source}: {field}: unknown placeholder {{{raw}}} in {template!r}; allowed: "
+                f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)} (no conversion or format)"
+            )
+
+
+def _resolve_program(source: Path, word: str) -> str:
+    """The program's absolute path: a word with a `/` relative to the YAML's folder, a bare name
+    looked up on PATH; the same path is checked here and run in every trial."""
+    if "/" in word:
+        program = source.parent / word
+        if not (program.is_file() and os.access(program, os.X_OK)):
+            raise MethodError(
+                f"{source}: command: program {word!r} ({program}) is not an executable file "
+                "(a path with '/' is relative to the YAML's folder)"
+            )
+        return os.path.abspath(program)  # not resolved: a venv's python is a symlink
+    found = shutil.which(word)
+    if found is None:
+        raise MethodError(f"{source}: command: program {word!r} not found on PATH")
+    return os.path.abspath(found)
+
+
 class ExternalMethod(Method):
     """Runs the command template on an export of the sequence and reads back its TUM file."""
 
@@ -64,6 +114,24 @@ class ExternalMethod(Method):
         self.spec = spec
         self.source = source
         self.name = spec.name
+        self.alignment = spec.alignment
+        try:
+            words = shlex.split(spec.command)
+        except ValueError as exc:
+            raise MethodError(f"{source}: command: cannot split {spec.command!r} ({exc})") from None
+        if not words:
+            raise MethodError(f"{source}: command: is empty")
+        for word in words:
+            _check_template(source, "command", word)
+        _check_template(source, "trajectory", spec.trajectory)
+        try:
+            program = words[0].format()
+        except (KeyError, IndexError):
+            raise MethodError(
+                f"{source}: command: the program {words[0]!r} takes no placeholders"
+            ) from None
+        self.program = _resolve_program(source, program)
+        self.arguments = words[1:]
 
     @property
     def export_format(self) -> str | None:
@@ -72,6 +140,10 @@ class ExternalMethod(Method):
 
     def target_stream(self, seq: SequenceReader) -> str:
         return self.spec.target or first_stream(seq, "camera")
+
+    def argv(self, fields: dict[str, str]) -> list[str]:
+        """The program and its arguments for one trial, each placeholder filled in its own word."""
+        return [self.program, *(word.format(**fields) for word in self.arguments)]
 
     def run(
         self, seq_path: Path, trial_dir: Path, seed: int, log: Log, export_dir: Path | None = None
@@ -83,17 +155,9 @@ class ExternalMethod(Method):
             "seed": str(seed),
             "trial_index": trial_dir.name.rsplit("_", 1)[-1],
         }
-        try:
-            command = self.spec.command.format(**fields)
-            trajectory = Path(self.spec.trajectory.format(**fields))
-        except (KeyError, IndexError) as exc:
-            raise MethodError(
-                f"{self.source}: unknown placeholder {exc} in command or trajectory"
-            ) from None
-        argv = shlex.split(command)
-        if not argv or (shutil.which(argv[0]) is None and not Path(argv[0]).is_file()):
-            raise MethodError(f"{self.name}: program {argv[0] if argv else ''!r} not found")
-        log(f"$ {command}")
+        argv = self.argv(fields)
+        trajectory = Path(self.spec.trajectory.format(**fields))
+        log(f"$ {shlex.join(argv)}")
         with open(trial_dir / "program.log", "w", encoding="utf-8") as out:
             try:
                 done = subprocess.run(
@@ -115,5 +179,8 @@ class ExternalMethod(Method):
         if not trajectory.is_file():
             raise MethodError(f"{self.name}: wrote no trajectory at {trajectory}")
         estimate = trial_dir / ESTIMATE_FILE
-        write_tum(estimate, read_tum(trajectory))
+        traj = read_tum(trajectory)
+        for note in traj.notes:  # estimate.tum is written clean: the notes live on in the log
+            log(f"note: {note}")
+        write_tum(estimate, traj)
         return estimate

@@ -189,7 +189,7 @@ def test_exposure_leaves_physics_and_ground_truth_unchanged(runs):
     assert set(plain) == set(shutter)
     differing = {p for p in plain if plain[p] != shutter[p]}
     # robot_state, IMU, odometry, joint states and poses: the same bytes
-    described = {"metadata.json", "scene.json"}
+    described = {"metadata.json", "scene.json", "checksums.csv"}
     assert differing and all(p.startswith("cam0/") or p in described for p in differing)
     scenes = [json.loads((p / "scene.json").read_text()) for p in runs]
     for sensor in scenes[1]["sensors"]:

@@ -57,7 +57,7 @@ def test_twin_adds_lidar_and_event_camera_as_if_recorded(runs, tmp_path):
     recorded, twinned, source = digest_folder(full), digest_folder(twin), digest_folder(plain)
     added = [p for p in recorded if p.startswith(("lidar0/", "ev0/"))]
     assert added and all(recorded[p] == twinned.get(p) for p in added)
-    shared = [p for p in source if p not in ("metadata.json", "scene.json")]
+    shared = [p for p in source if p not in ("metadata.json", "scene.json", "checksums.csv")]
     assert all(source[p] == twinned[p] for p in shared)
 
 

@@ -27,7 +27,7 @@ from twinsim.sensors.rig import body_mounted
 from twinsim.sequence import open_sequence, validate_sequence
 
 SMALL = ["cameras.cam0.width=32", "cameras.cam0.height=24"]
-TWIN_ONLY = ("metadata.json", "scene.json")  # the files a twin that adds a sensor rewrites
+TWIN_ONLY = ("metadata.json", "scene.json", "checksums.csv")  # what a twin adding a sensor rewrites
 
 
 class CompassConfig(SensorConfig):

@@ -275,7 +275,9 @@ def test_the_warehouse_exports_and_has_a_scene_graph_from_its_free_space(
     assert (tum / "groundtruth.txt").read_text().count("\n") > 10
     coco = export_sequence(warehouse_sequence, "coco", tmp_path / "coco")
     names = {
-        c["name"] for f in coco.rglob("*.json") for c in json.loads(f.read_text())["categories"]
+        c["name"]
+        for f in (coco / "annotations").glob("*.json")
+        for c in json.loads(f.read_text())["categories"]
     }
     assert {"rack", "pallet"} <= names
     graph = build_scene_graph(open_sequence(warehouse_sequence).scene, [])

@@ -144,7 +144,12 @@ def test_paths_outside_the_stream_folder_are_refused(tmp_path, relpath):
         with pytest.raises(ValueError, match="must be a relative path of plain names"):
             writer.write_file("blobs", relpath, b"x")
     assert list((out / "blobs").iterdir()) == []
-    assert sorted(p.name for p in out.iterdir()) == ["blobs", "metadata.json", "scene.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "blobs",
+        "checksums.csv",
+        "metadata.json",
+        "scene.json",
+    ]
     assert _metadata(out)["streams"]["blobs"]["count"] == 0
 
 

@@ -227,7 +227,10 @@ def _apply_override(data: dict[str, Any], assignment: str) -> None:
         reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
         raise ConfigError(f"--set {key.strip()}: {raw!r} is not a YAML value ({reason})") from None
     if len(parts) == 2 and KEYED_SECTIONS.get(parts[0], (None,))[0] == parts[1]:
-        _restart_section(data, parts[0], parts[1], value, KEYED_SECTIONS[parts[0]][1])
+        restarted = _restart_section(data, parts[0], parts[1], value, KEYED_SECTIONS[parts[0]][1])
+        if restarted and parts[0] == "robot" and isinstance(data.get("sensors"), dict):
+            # the preset's sensors, mounted where the new kind mounts its defaults
+            data["sensors"] = merge(kind_default_sensors(value), data["sensors"])
     if len(parts) == 3 and parts[0] == "robots" and parts[2] == "kind":
         robots = data.get("robots")
         if isinstance(robots, dict) and isinstance(robots.get(parts[1]), dict):
@@ -243,17 +246,20 @@ def _apply_override(data: dict[str, Any], assignment: str) -> None:
 
 def _restart_section(
     parent: dict[str, Any], name: str, key: str, value: Any, default: str | None
-) -> None:
-    """Empty `parent[name]` (but its sensors) when `value` names another plug-in than it."""
+) -> bool:
+    """Empty `parent[name]` (but its sensors) when `value` names another plug-in than it;
+    whether it did."""
     section = parent.get(name)
     current = section.get(key) if isinstance(section, dict) else None
-    if value != (current or default):
-        kept = (
-            {"sensors": section["sensors"]}
-            if isinstance(section, dict) and "sensors" in section
-            else {}
-        )
-        parent[name] = kept
+    if value == (current or default):
+        return False
+    kept = (
+        {"sensors": section["sensors"]}
+        if isinstance(section, dict) and "sensors" in section
+        else {}
+    )
+    parent[name] = kept
+    return True
 
 
 def validate_config(data: dict[str, Any]) -> TwinsimConfig:

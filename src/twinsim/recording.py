@@ -127,7 +127,7 @@ class RobotRecorder:
         for recorder in self.sensors:
             recorder.after_step(k, t_ns)
         if k % self.joint_p == 0:
-            efforts = self.view.actuator_force()
+            efforts = self.view.joint_efforts()
             self.writer.append("joint_states", t_ns, np.concatenate([step.q, step.qd, efforts]))
 
 

@@ -133,6 +133,8 @@ def _add_link(spec: mujoco.MjSpec, parent: mujoco.MjsBody, link: LinkSpec) -> mu
     body.pos, body.quat = link.pos, link.quat
     body.mass = link.mass_kg
     body.inertia = link.inertia
+    if link.com is not None:
+        body.ipos = link.com
     body.explicitinertial = True
     for j in link.joints:
         joint = body.add_joint()
@@ -152,6 +154,12 @@ def _add_link(spec: mujoco.MjSpec, parent: mujoco.MjsBody, link: LinkSpec) -> mu
         geom.group = g.group
         geom.rgba = g.rgba
         geom.mass = g.mass_kg
+        if g.friction is not None:
+            geom.friction = g.friction
+        if g.solref is not None:
+            geom.solref = g.solref
+        if g.priority:
+            geom.priority = g.priority
     return body
 
 

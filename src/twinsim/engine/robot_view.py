@@ -102,9 +102,10 @@ class RobotView:
         """The solver's warm start of the robot's joints (logged so a replay repeats it)."""
         return self.world.data.qacc_warmstart[self._dof_adr]
 
-    def actuator_force(self) -> np.ndarray:
-        """The force or torque of each of the robot's actuators in the last step."""
-        return self.world.data.actuator_force[self._ctrl_adr]
+    def joint_efforts(self) -> np.ndarray:
+        """The motors' force or torque on each of the robot's joints in the last step (0 on a
+        joint no motor drives)."""
+        return self.world.data.qfrc_actuator[self._dof_adr]
 
     def T_world_body(self) -> np.ndarray:
         data = self.world.data

@@ -67,7 +67,8 @@ def export_sequence(
     **options: object,
 ) -> Path:
     """Export the streams of one robot (`robot`; default the only or first one) of the
-    sequence at `seq_path` as `fmt` into the new folder `out_dir`; returns it.
+    sequence at `seq_path` as `fmt` into the new folder `out_dir`; returns what the format's
+    exporter returns (the folder, or its main file) at its final place.
 
     Options are the format's keyword arguments (`FORMATS[fmt].options()`); unknown ones are
     refused by name. The export is written into a hidden sibling folder renamed to `out_dir`
@@ -99,7 +100,7 @@ def export_sequence(
     partial = final.with_name(f".{final.name}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        entry.exporter()(seq, partial, progress=progress, **options)
+        written = Path(entry.exporter()(seq, partial, progress=progress, **options))
         marker = {"format": fmt, "options": options, "robot": seq.robots[0]}
         marker |= {"source": str(seq.path.resolve()), "twinsim_version": __version__}
         (partial / EXPORT_MARKER).write_text(json.dumps(marker, default=str, indent=1) + "\n")
@@ -111,7 +112,7 @@ def export_sequence(
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
-    return final
+    return final / written.relative_to(partial)  # what the exporter returned (a folder or file)
 
 
 def _replaceable(final: Path) -> Path | None:

@@ -1,6 +1,6 @@
-"""Flight planning: free space at flight altitude, a tour of rooms through door centres (or of
-via points spread over the free floor of a world without rooms), a shortcut and smoothed path,
-an open-view start pose, and its timing (`plan_flight`).
+"""Tour planning: free space in a robot's height band, a tour of rooms through door centres (or
+of via points spread over the free floor of a world without rooms), a shortcut and smoothed
+path, an open-view start pose, and its timing (`plan_tour`; the drone's `plan_flight`).
 
 Geometry is checked exactly against obstacle footprints (shapely); a 2D grid with a distance
 transform gives a conservative clearance field for the graph search
@@ -25,6 +25,7 @@ from twinsim.robots.tour import (
     PlannerOptions,
     PlanningError,
     TourPlanner,
+    TourRequest,
     TourState,
     split_at_cusps,
     turn_angles,
@@ -43,9 +44,12 @@ __all__ = [
     "PlannerOptions",
     "PlanningError",
     "StartPose",
+    "TourRequest",
     "choose_start",
+    "drone_request",
     "open_heading",
     "plan_flight",
+    "plan_tour",
     "smooth_path",
 ]
 
@@ -58,7 +62,7 @@ StartFilter = Callable[[np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class StartPose:
-    """Start position (x, y) and heading (rad) of the drone."""
+    """Start position (x, y) and heading (rad) of the robot."""
 
     xy: np.ndarray
     yaw: float
@@ -66,7 +70,8 @@ class StartPose:
 
 @dataclass(frozen=True)
 class FlightPlan:
-    """The planned flight: start pose, timed path (for RobotSpec.path) and what it passes.
+    """The planned tour (a drone's flight): start pose, timed path (for RobotSpec.path) and what
+    it passes.
 
     `rooms_visited` lists the rooms entered within the requested duration, in order, the start
     room first (revisits repeat); `door_ids` the doors crossed to enter them. The path itself
@@ -180,6 +185,21 @@ def smooth_path(fs: FreeSpace, poly: np.ndarray, min_clear: float, guaranteed: f
 # ------------------------------------------------------------------------------ top level
 
 
+def drone_request(cfg: DroneConfig, options: PlannerOptions | None = None) -> TourRequest:
+    """The tour a drone flies: the band flight height ± `clearance_z_m`, its clearance and
+    limits, its path at flight height."""
+    opt = options or PlannerOptions()
+    return TourRequest(
+        band_centre_m=cfg.flight_height_m,
+        band_half_m=opt.clearance_z_m,
+        clearance_m=cfg.clearance_m,
+        max_speed_mps=cfg.max_speed_mps,
+        max_yaw_rate_dps=cfg.max_yaw_rate_dps,
+        path_z_m=cfg.flight_height_m,
+        min_rooms_visited=cfg.min_rooms_visited,
+    )
+
+
 def plan_flight(
     *,
     rooms: Sequence[RoomSpec],
@@ -192,23 +212,50 @@ def plan_flight(
     options: PlannerOptions | None = None,
     start_allowed: StartFilter | None = None,
 ) -> FlightPlan:
-    """Plan a collision-free flight of at least duration_s through >= min_rooms_visited rooms.
+    """A drone's tour (`plan_tour` for `drone_request(robot_cfg)`)."""
+    return plan_tour(
+        rooms=rooms,
+        doors=doors,
+        objects=objects,
+        wall_height=wall_height,
+        request=drone_request(robot_cfg, options),
+        duration_s=duration_s,
+        rng=rng,
+        options=options,
+        start_allowed=start_allowed,
+    )
 
-    A flight too short to reach that many rooms enters as many as fit (a warning is logged;
+
+def plan_tour(
+    *,
+    rooms: Sequence[RoomSpec],
+    doors: Sequence[DoorSpec],
+    objects: Sequence[ObjectSpec],
+    wall_height: float,
+    request: TourRequest,
+    duration_s: float,
+    rng: np.random.Generator,
+    options: PlannerOptions | None = None,
+    start_allowed: StartFilter | None = None,
+) -> FlightPlan:
+    """Plan a collision-free tour of at least duration_s through >= min_rooms_visited rooms.
+
+    A tour too short to reach that many rooms enters as many as fit (a warning is logged;
     `FlightPlan.rooms_visited` says which). In a world without rooms (its floor is its floor
     objects) the tour goes through via points spread over the free floor, and
     `min_rooms_visited` does not apply (`rooms_visited` is empty). `start_allowed` (N, 2) →
     (N,) bool keeps the start away from places it must avoid, such as people's walking traces.
 
-    The drone starts at rest at flight height facing open space (>= min_view_m), turns on the
-    spot if that differs from the route's first direction (and at corners too sharp to fly
-    round), and flies through door centres facing where it goes. All randomness is from `rng`.
+    The robot starts at rest facing open space (>= min_view_m), turns on the spot if that
+    differs from the route's first direction (and at corners too sharp to go round), and goes
+    through door centres facing where it goes. Obstacles count where they overlap the
+    request's height band. All randomness is from `rng`.
     """
     opt = options or PlannerOptions()
     floor = FloorRegion.of(rooms, doors, objects, wall_height)
     if not floor.areas:
-        raise PlanningError("the scene has no rooms and no floor to fly over")
-    h, cz = robot_cfg.flight_height_m, opt.clearance_z_m
+        raise PlanningError("the scene has no rooms and no floor to move over")
+    h, cz = request.band_centre_m, request.band_half_m
     lowest_door = min((d.height for d in doors), default=wall_height)
     if h - cz <= 0.0 or h + cz >= min(wall_height, lowest_door):
         raise PlanningError(
@@ -220,39 +267,39 @@ def plan_flight(
             floor,
             objects,
             flight_height_m=h,
-            clearance_m=robot_cfg.clearance_m,
+            clearance_m=request.clearance_m,
             clearance_z_m=cz,
             cell_m=opt.cell_m,
         )
     except FreeSpaceError as exc:
         raise PlanningError(str(exc)) from None
-    planner = TourPlanner(fs, floor.areas, doors, robot_cfg, opt, spread=not floor.has_rooms)
+    planner = TourPlanner(fs, floor.areas, doors, request, opt, spread=not floor.has_rooms)
     if not floor.has_rooms:
-        plan = _fly(fs, planner, robot_cfg, opt, 0, duration_s, rng, start_allowed)
+        plan = _tour(fs, planner, request, opt, 0, duration_s, rng, start_allowed)
         return dataclasses.replace(plan, rooms_visited=[], door_ids=[])
-    need = min(robot_cfg.min_rooms_visited, len(rooms))
+    need = min(request.min_rooms_visited, len(rooms))
     best: FlightPlan | None = None
     for _ in range(opt.tour_attempts):
-        plan = _fly(fs, planner, robot_cfg, opt, need, duration_s, rng, start_allowed)
+        plan = _tour(fs, planner, request, opt, need, duration_s, rng, start_allowed)
         if len(set(plan.rooms_visited)) >= need:
             return plan
         if best is None or len(set(plan.rooms_visited)) > len(set(best.rooms_visited)):
             best = plan
-    # A flight too short for the requested tour still flies: it enters as many rooms as fit.
+    # A tour too short for the requested rooms still goes: it enters as many rooms as fit.
     log.warning(
-        "in %s s the flight enters %d of the %d rooms requested (each 90 deg turn takes >= %.0f s)",
+        "in %s s the tour enters %d of the %d rooms requested (each 90 deg turn takes >= %.0f s)",
         duration_s,
         len(set(best.rooms_visited)),
         need,
-        90 / robot_cfg.max_yaw_rate_dps,
+        90 / request.max_yaw_rate_dps,
     )
     return best
 
 
-def _fly(
+def _tour(
     fs: FreeSpace,
     planner: TourPlanner,
-    cfg: DroneConfig,
+    req: TourRequest,
     opt: PlannerOptions,
     need: int,
     duration_s: float,
@@ -262,17 +309,17 @@ def _fly(
     """One random tour from a random start, timed and cut after duration_s; rooms entered."""
     state = _start_state(fs, planner, need, opt, rng, start_allowed)
     limits = MotionLimits(
-        max_speed_mps=cfg.max_speed_mps,
-        max_yaw_rate_dps=cfg.max_yaw_rate_dps,
+        max_speed_mps=req.max_speed_mps,
+        max_yaw_rate_dps=req.max_yaw_rate_dps,
         max_accel_mps2=opt.max_accel_mps2,
         max_lateral_accel_mps2=opt.max_lateral_accel_mps2,
     )
-    target_m = 0.8 * cfg.max_speed_mps * duration_s
+    target_m = 0.8 * req.max_speed_mps * duration_s
     for _ in range(10):
         planner.extend(state, target_m, need, rng)
         route = planner.finish(state, rng)
         curves = [
-            smooth_path(fs, piece, cfg.clearance_m + opt.margin_m / 2, opt.margin_m / 2)
+            smooth_path(fs, piece, req.clearance_m + opt.margin_m / 2, opt.margin_m / 2)
             for piece in split_at_cusps(route)
         ]
         first = route[1] - route[0]
@@ -282,21 +329,21 @@ def _fly(
         points = parametrize(
             curves,
             limits,
-            z_m=cfg.flight_height_m,
+            z_m=req.path_z_m,
             start_yaw=yaw,
             dt_s=opt.dt_s,
             stop_after_s=duration_s,
         )
         if points[-1].t_s >= duration_s:
             break
-        target_m = state.length_m + (duration_s - points[-1].t_s + 2.0) * cfg.max_speed_mps
+        target_m = state.length_m + (duration_s - points[-1].t_s + 2.0) * req.max_speed_mps
     else:
         raise PlanningError(f"could not make a route lasting {duration_s} s")
     traj = Trajectory(points)
     t = np.arange(0.0, traj.duration_s, 0.02)
     xy = traj.sample(t).pos[:, :2]
     crossed = [planner.door_centres[d] for d in state.doors]
-    _verify(fs, xy, cfg.clearance_m, planner.door_min, crossed, opt)
+    _verify(fs, xy, req.clearance_m, planner.door_min, crossed, opt)
     n_doors = _doors_crossed(xy[t <= duration_s], crossed)
     return FlightPlan(
         start_pos=points[0].pos,

@@ -1,6 +1,6 @@
-"""The tour of a flight: free cells of each area as a graph, door crossings, and the legs of a
+"""The tour of a robot: free cells of each area as a graph, door crossings, and the legs of a
 route through rooms (through door centres) or, in a world without rooms, between via points
-spread over the free floor (`TourPlanner`, used by `twinsim.robots.planner.plan_flight`).
+spread over the free floor (`TourPlanner`, used by `twinsim.robots.planner.plan_tour`).
 
 Paths are grid shortest paths (scipy.sparse.csgraph.dijkstra, costlier near obstacles), pruned
 by exact line-of-sight against the free region (`twinsim.scene.free_space.FreeSpace`).
@@ -19,7 +19,6 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, dijkstra
 
 from twinsim.errors import TwinsimError
-from twinsim.robots.drone import DroneConfig
 from twinsim.scene.free_space import FreeSpace, door_normal
 from twinsim.scene.spec import DoorSpec
 
@@ -29,7 +28,24 @@ SPREAD_M = 2.5  # in a world without rooms, via points keep this far from the ro
 
 
 class PlanningError(TwinsimError):
-    """No flight satisfies the request in this scene (unreachable rooms, no free space, ...)."""
+    """No tour satisfies the request in this scene (unreachable rooms, no free space, ...)."""
+
+
+@dataclass(frozen=True)
+class TourRequest:
+    """What a tour is planned for, whatever the robot: the band of heights its body occupies
+    (`band_centre_m` ± `band_half_m`: obstacles overlapping it count), the clearance its
+    centre keeps from them, its speed and yaw-rate limits, the height of the reference point
+    its path gives (`path_z_m`) and how many rooms it should enter where the world has rooms.
+    """
+
+    band_centre_m: float
+    band_half_m: float
+    clearance_m: float
+    max_speed_mps: float
+    max_yaw_rate_dps: float
+    path_z_m: float
+    min_rooms_visited: int = 1
 
 
 @dataclass(frozen=True)
@@ -181,7 +197,7 @@ class TourPlanner:
         fs: FreeSpace,
         areas: Sequence[tuple[int, shapely.Geometry]],
         doors: Sequence[DoorSpec],
-        cfg: DroneConfig,
+        cfg: TourRequest,
         opt: PlannerOptions,
         spread: bool = False,
     ) -> None:
@@ -194,7 +210,7 @@ class TourPlanner:
         self.graphs = {a: AreaGraph(fs, a, node_min, node_min + 0.5) for a, _ in areas}
         self.polygons = dict(areas)
         self.problems = [
-            f"room {r} has no free space at flight height (too cluttered or too small)"
+            f"room {r} has no free space for the robot (too cluttered or too small)"
             for r, g in self.graphs.items()
             if len(g.cells) == 0
         ]

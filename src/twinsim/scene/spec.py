@@ -152,7 +152,13 @@ class JointSpec(_Spec):
 
 class LinkGeomSpec(_Spec):
     """A robot part's collision shape, in its link's frame: coloured, hidden from on-board
-    cameras (MuJoCo geom group `group`), massless when the link states its inertia."""
+    cameras (MuJoCo geom group `group`), massless when the link states its inertia.
+
+    `friction` (sliding, torsional, rolling, as MuJoCo has it) and `solref` (the contact's
+    time constant and damping ratio: a tyre's stiffness) replace MuJoCo's defaults where
+    given; a contact takes them from the geom of higher `priority` (a wheel's grip or a
+    caster's slip, whatever the floor's); None and 0 leave MuJoCo's defaults.
+    """
 
     name: str
     type: GeomType
@@ -162,10 +168,15 @@ class LinkGeomSpec(_Spec):
     rgba: RGBA = (0.15, 0.15, 0.18, 1.0)
     group: int = ROBOT_GEOM_GROUP
     mass_kg: float = 0.0
+    friction: Vec3 | None = None
+    solref: Vec2 | None = None
+    priority: int = 0
 
 
 class LinkSpec(_Spec):
-    """A rigid link of a robot: placed on its parent (the world for the root), with joints."""
+    """A rigid link of a robot: placed on its parent (the world for the root), with joints;
+    its centre of mass at `com` in its frame (None: at its origin), its principal moments of
+    inertia `inertia` about it."""
 
     name: str
     parent: str | None = None
@@ -173,6 +184,7 @@ class LinkSpec(_Spec):
     quat: Quat = IDENTITY_QUAT
     mass_kg: float = Field(gt=0.0)
     inertia: Vec3
+    com: Vec3 | None = None
     joints: tuple[JointSpec, ...] = ()
     geoms: tuple[LinkGeomSpec, ...] = ()
 

@@ -1,0 +1,90 @@
+"""The diff_drive robot kind: plans a ground tour, builds a Kobuki-class differential drive on
+real wheel–floor contacts, follows the tour with (v, ω) commands through its wheel motors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsim.robots.base import Robot, RobotLog, StartFilter
+from twinsim.robots.diff_drive import (
+    FOOTPRINT_RADIUS_M,
+    DiffDriveConfig,
+    DiffDriveSpec,
+    camera_pos,
+    chassis_inertia,
+    diff_drive_body,
+    initial_qpos,
+    shape,
+)
+from twinsim.robots.diff_drive_controller import SETPOINT_COLUMNS, DiffDriveController
+from twinsim.robots.ground_tour import plan_ground_tour
+from twinsim.robots.trajectory import Trajectory
+from twinsim.scene.spec import BodySpec
+
+DEFAULT_WHEEL_RADIUS_M = DiffDriveConfig.model_fields["wheel_radius_m"].default
+
+
+class DiffDrive(Robot):
+    """A differential-drive wheeled robot: a planned, collision-free ground tour followed on
+    its two driven wheels and two casters, an RGB-D camera, an IMU and wheel odometry."""
+
+    kind = "diff_drive"
+    config_model = DiffDriveConfig
+    spec_model = DiffDriveSpec
+
+    def resolve(
+        self,
+        cfg: DiffDriveConfig,
+        world,
+        duration_s: float,
+        rng: np.random.Generator,
+        start_allowed: StartFilter | None = None,
+    ) -> DiffDriveSpec:
+        plan = plan_ground_tour(
+            cfg, shape(cfg.wheel_radius_m), world, duration_s, rng, start_allowed
+        )
+        return DiffDriveSpec(
+            mass_kg=cfg.mass_kg,
+            inertia=chassis_inertia(cfg.mass_kg),
+            wheel_radius_m=cfg.wheel_radius_m,
+            track_m=cfg.track_m,
+            max_wheel_torque_nm=cfg.max_wheel_torque_nm,
+            wheel_friction=cfg.wheel_friction,
+            caster_friction=cfg.caster_friction,
+            footprint_radius_m=FOOTPRINT_RADIUS_M,
+            start_pos=tuple(plan.start_pos),
+            start_yaw=plan.start_yaw,
+            max_speed_mps=cfg.max_speed_mps,
+            max_yaw_rate_dps=cfg.max_yaw_rate_dps,
+            max_accel_mps2=cfg.max_accel_mps2,
+            path=plan.path,
+            rooms_visited=tuple(plan.rooms_visited),
+        )
+
+    def default_sensors(self) -> dict[str, dict]:
+        """An RGB-D camera on the mast, an IMU at the axle, wheel odometry from the encoders."""
+        return {
+            "cam0": {"kind": "camera", "pos": list(camera_pos(DEFAULT_WHEEL_RADIUS_M))},
+            "imu0": {"kind": "imu"},
+            "wheel_odom": {"kind": "wheel_odometry"},
+        }
+
+    def body(self, spec: DiffDriveSpec) -> BodySpec:
+        return diff_drive_body(spec)
+
+    def initial_state(self, spec: DiffDriveSpec) -> tuple[np.ndarray, np.ndarray]:
+        qpos = initial_qpos(spec)
+        return qpos, np.zeros_like(qpos)
+
+    def setpoint_columns(self, spec: DiffDriveSpec) -> tuple[str, ...]:
+        return SETPOINT_COLUMNS
+
+    def controller(self, spec: DiffDriveSpec, physics_hz: int) -> DiffDriveController:
+        return DiffDriveController(spec, Trajectory.from_path_points(spec.path), physics_hz)
+
+    def restarted_controller(
+        self, spec: DiffDriveSpec, log: RobotLog, physics_hz: int
+    ) -> DiffDriveController:
+        controller = self.controller(spec, physics_hz)
+        controller.recover_integral(log)
+        return controller

@@ -233,3 +233,51 @@ def test_a_camera_without_intrinsics_is_named(damaged):
     del meta["streams"]["cam0"]["K"]
     (damaged / "metadata.json").write_text(json.dumps(meta))
     assert "cam0: metadata.json gives no 3x3 K" in validate_sequence(damaged).problems
+
+
+def _race_writer(out: str, who: int, start, results) -> None:
+    """One of several processes starting a sequence in the same empty folder at once."""
+    from twinsim.errors import OutputFolderError
+    from twinsim.sequence import SequenceWriter
+
+    metadata = {"physics_hz": 240, "recorded_steps": [0, 24], "streams": {"w": {"type": "who"}}}
+    start.wait()
+    try:
+        with SequenceWriter(Path(out), "{}", metadata) as writer:
+            writer.add_table("w", ("who",))
+            for k in range(24):
+                writer.append("w", k * 4166667, [float(who)])
+        results.put((who, "wrote"))
+    except OutputFolderError as exc:
+        results.put((who, str(exc)))
+
+
+def test_writers_racing_for_one_empty_folder_leave_one_whole_sequence(tmp_path):
+    """Of six processes that all find `out` empty and start at once, one writes its sequence;
+    every other is refused in one line and the winner's sequence has only its own rows."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for round_ in range(3):
+        out = tmp_path / f"out{round_}"
+        out.mkdir()
+        start, results = context.Barrier(6), context.Queue()
+        workers = [
+            context.Process(target=_race_writer, args=(str(out), who, start, results))
+            for who in range(6)
+        ]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(60)
+        outcome = dict(results.get(timeout=10) for _ in workers)
+        winners = [who for who, what in outcome.items() if what == "wrote"]
+        assert len(winners) == 1, outcome
+        assert all(
+            "not empty" in v or "another writer" in v for v in outcome.values() if v != "wrote"
+        )
+        assert not (out / "INCOMPLETE").exists()
+        assert json.loads((out / "metadata.json").read_text())["status"] == "complete"
+        rows = (out / "w" / "data.csv").read_text().splitlines()[1:]
+        assert len(rows) == 24
+        assert {row.split(",")[1] for row in rows} == {repr(float(winners[0]))}

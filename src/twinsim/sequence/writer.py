@@ -86,7 +86,7 @@ class SequenceWriter:
         self._metadata["format_version"] = SEQUENCE_FORMAT_VERSION
         self._metadata["status"] = STATUS_INCOMPLETE
         _prepare_folder(self.path)
-        (self.path / INCOMPLETE).write_text(_INCOMPLETE_TEXT, encoding="ascii")
+        _claim(self.path)
         (self.path / SCENE).write_text(scene_json, encoding="utf-8")
         _write_json_atomic(self.path / METADATA, self._metadata)
         self._streams: dict[str, StreamWriter] = {}
@@ -251,6 +251,19 @@ def _prepare_folder(path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputFolderError(f"{path}: cannot be created ({exc})") from None
+
+
+def _claim(path: Path) -> None:
+    """Create INCOMPLETE exclusively: of two writers that both found the folder empty, the
+    second fails here instead of writing into the first one's sequence."""
+    try:
+        fd = os.open(path / INCOMPLETE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise OutputFolderError(f"{path}: another writer has just started in it") from None
+    except OSError as exc:
+        raise OutputFolderError(f"{path}: cannot be written ({exc.strerror})") from None
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(_INCOMPLETE_TEXT)
 
 
 def _dumps(data: Any) -> str:

@@ -15,7 +15,6 @@ from twinsim.actors.motion import motion_for
 from twinsim.cli import app
 from twinsim.dsg import (
     AgentTrack,
-    DsgError,
     QueryError,
     SceneGraphQueries,
     build_scene_graph,
@@ -23,6 +22,7 @@ from twinsim.dsg import (
     load_graph,
     sequence_graph,
 )
+from twinsim.errors import SequenceError
 from twinsim.scene.apartment import generate_apartment
 from twinsim.scene.apartment_generator import ApartmentConfig
 from twinsim.scene.vocabulary import CLASS_ID
@@ -102,7 +102,7 @@ def test_sequence_without_floor_plan_is_refused(dynamic_sequence, tmp_path):
     copy = tmp_path / "old"
     shutil.copytree(dynamic_sequence, copy)
     (copy / "scene.json").unlink()
-    with pytest.raises(DsgError, match=r"no floor plan \(scene.json missing\)"):
+    with pytest.raises(SequenceError, match=r"not a valid sequence: scene.json: cannot be parsed"):
         sequence_graph(copy)
 
 

@@ -281,3 +281,27 @@ def test_writers_racing_for_one_empty_folder_leave_one_whole_sequence(tmp_path):
         rows = (out / "w" / "data.csv").read_text().splitlines()[1:]
         assert len(rows) == 24
         assert {row.split(",")[1] for row in rows} == {repr(float(winners[0]))}
+
+
+def test_commands_refuse_a_sequence_validate_rejects(damaged, tmp_path):
+    """A duplicated t_ns in frames.csv used to export with a stamp listed twice and a PNG
+    overwritten; now every reader refuses it, naming the line."""
+    frames = damaged / "cam0" / "frames.csv"
+    lines = frames.read_text().splitlines()
+    second = lines[2].split(",")
+    second[1] = lines[1].split(",")[1]  # frame 1 stamped as frame 0
+    lines[2] = ",".join(second)
+    frames.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SequenceError, match=r"not a valid sequence: cam0/frames.csv"):
+        open_sequence(damaged)
+    runner = CliRunner()
+    for args in (
+        ["export", str(damaged), "-f", "tum", "--out", str(tmp_path / "tum")],
+        ["noise", str(damaged), "-p", "carla-loc", "--out", str(tmp_path / "noisy")],
+        ["dsg", str(damaged), "--out", str(tmp_path / "g.json")],
+        ["eval", str(damaged), str(V1)],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "cam0/frames.csv" in result.output and "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["seq"]

@@ -29,7 +29,6 @@ from twinsim.dsg.tracks import AgentTrack, sequence_tracks
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
 from twinsim.scene.spec import ObjectSpec, SceneSpec
 from twinsim.scene.vocabulary import CLASS_ID
-from twinsim.sequence.layout import SCENE
 from twinsim.sequence.reader import open_sequence
 
 FORMAT = "twinsim-dsg"
@@ -271,12 +270,7 @@ def sequence_graph(
     seq: str | Path, *, agent_rate_hz: int = 10, **options: float | bool
 ) -> dsg.DynamicSceneGraph:
     """The ground-truth scene graph of a recorded sequence (its world from its scene.json)."""
-    reader = open_sequence(seq)
-    if not (reader.path / SCENE).is_file():
-        raise DsgError(
-            f"{reader.path}: no floor plan ({SCENE} missing); scene graphs need a sequence "
-            "recorded with its SceneSpec (twinsim format 1)"
-        )
+    reader = open_sequence(seq)  # refuses a sequence without its scene.json
     graph = build_scene_graph(reader.scene, sequence_tracks(reader, agent_rate_hz), **options)
     meta = dict(graph.metadata.get())
     graph.metadata.set(meta | {"sequence": str(reader.path)})

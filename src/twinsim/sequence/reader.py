@@ -97,8 +97,11 @@ def upgrade_metadata(data: dict) -> dict:
     return data | {"robots": [{"name": DEFAULT_ROBOT, "kind": kind}], "streams": streams}
 
 
-def open_sequence(path: str | Path) -> SequenceReader:
-    """Open a complete sequence for reading; refuses missing, partial or unreadable folders."""
+def open_sequence(path: str | Path, *, check: bool = True) -> SequenceReader:
+    """Open a complete sequence for reading; refuses missing, partial or unreadable folders,
+    and (`check`) any that fails the quick structural check (`validate_sequence(path,
+    decode=False)`: every index table, timestamp and file in place), so no command reads a
+    sequence `validate` would reject for its structure."""
     path = Path(path)
     if not path.is_dir():
         raise SequenceError(f"{path}: no such sequence folder")
@@ -114,6 +117,15 @@ def open_sequence(path: str | Path) -> SequenceReader:
             f"{path / METADATA}: status is {status!r}, not {STATUS_COMPLETE!r}: "
             "the sequence is partial"
         )
+    if check:
+        from twinsim.sequence.validate import validate_sequence  # validate reads metadata here
+
+        problems = validate_sequence(path, decode=False).problems
+        if problems:
+            more = (
+                f" (+{len(problems) - 1} more; see twinsim validate)" if len(problems) > 1 else ""
+            )
+            raise SequenceError(f"{path}: not a valid sequence: {problems[0]}{more}")
     return SequenceReader(path, metadata)
 
 

@@ -112,6 +112,7 @@ class StreamCheck:
     context: SequenceContext
     problems: list[str]
     checked: dict[str, int]
+    decode: bool = True  # False: a quick structural check (files present, not decoded)
 
     @property
     def folder(self) -> Path:
@@ -181,10 +182,14 @@ def check_camera(check: StreamCheck) -> None:
         check.problems.append(f"{name}: metadata.json gives no integer width and height")
     check.problems.extend(intrinsics_problems(name, info))
     check_boxes(check, table.ints[:, 1], shape)
-    workers = min(8, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = pool.map(lambda i: _frame_problems(check.path, name, i, shape, ctx), range(n))
-        check.report([p for found in results for p in found])
+    if check.decode:
+        workers = min(8, os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            frames = pool.map(lambda i: _frame_problems(check.path, name, i, shape, ctx), range(n))
+            check.report([p for found in frames for p in found])
+    else:
+        files = [frame_path(Path(name), kind, i) for i in range(n) for kind in IMAGE_KINDS]
+        check.report([f"{f.as_posix()}: missing" for f in files if not (check.path / f).is_file()])
     for kind in IMAGE_KINDS:
         listed = {frame_path(Path(), kind, i).name for i in range(n)}
         check_unlisted(check, check.folder / kind, listed, label)
@@ -209,7 +214,10 @@ def check_lidar(check: StreamCheck) -> None:
         sweep_ns = step_to_ns(ctx.physics_hz // rate, ctx.physics_hz)
     found = []
     for index in range(n):
-        found.extend(_scan_problems(check, index, rings, sweep_ns))
+        if check.decode:
+            found.extend(_scan_problems(check, index, rings, sweep_ns))
+        elif not points_path(check.folder, index).is_file():
+            found.append(f"{points_path(Path(name), index).as_posix()}: missing")
     check.report(found)
     listed = {points_path(Path(), i).name for i in range(n)}
     check_unlisted(check, check.folder / POINTS_DIR, listed, label)

@@ -39,8 +39,12 @@ class ValidationReport:
     checked: dict[str, int] = field(default_factory=dict)
 
 
-def validate_sequence(path: str | Path) -> ValidationReport:
-    """Check a sequence folder against docs/sequence-format.md and list every problem found."""
+def validate_sequence(path: str | Path, *, decode: bool = True) -> ValidationReport:
+    """Check a sequence folder against docs/sequence-format.md and list every problem found.
+
+    `decode=False` is the quick structural check every reader runs (`open_sequence`): metadata,
+    scene, every index table and timestamp, every file present; images, sweeps and checksums
+    are not read."""
     path = Path(path)
     problems: list[str] = []
     checked = {"streams": 0, "rows": 0, "frames": 0, "files": 0}
@@ -69,11 +73,12 @@ def validate_sequence(path: str | Path) -> ValidationReport:
             if not isinstance(info, dict) or not (path / name).is_dir():
                 problems.append(f"{name}: listed in {METADATA} but its folder does not exist")
             else:
-                _check_stream(StreamCheck(path, name, info, context, problems, checked))
+                check = StreamCheck(path, name, info, context, problems, checked, decode)
+                _check_stream(check)
     for child in sorted(path.iterdir()):
         if child.is_dir() and child.name not in metadata["streams"]:
             problems.append(f"{child.name}/: folder is not a stream listed in {METADATA}")
-    if "checksums" in metadata or (path / CHECKSUMS).exists():  # older sequences have none
+    if decode and ("checksums" in metadata or (path / CHECKSUMS).exists()):  # older: none
         problems += checksum_problems(path)
     return ValidationReport(not problems, problems, checked)
 

@@ -28,17 +28,9 @@ from pydantic import Field
 
 from twinsim.robots.ground_tour import GroundConfig, GroundShape
 from twinsim.robots.omni import cylinder_inertia
+from twinsim.robots.pose_joints import POSE_AXES, POSE_JOINTS
 from twinsim.scene.spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec, RobotSpec
 
-POSE_JOINTS: tuple[str, ...] = ("x", "y", "z", "yaw", "pitch", "roll")
-POSE_AXES: tuple[tuple[float, float, float], ...] = (
-    (1, 0, 0),
-    (0, 1, 0),
-    (0, 0, 1),
-    (0, 0, 1),
-    (0, 1, 0),
-    (1, 0, 0),
-)
 WHEEL_JOINTS: tuple[str, str] = ("wheel_left", "wheel_right")  # after the pose joints in qpos
 WHEELS = slice(len(POSE_JOINTS), len(POSE_JOINTS) + 2)  # the wheels' entries of qpos, qvel
 ROOT_LINK = "dd_chassis"

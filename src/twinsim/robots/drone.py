@@ -12,18 +12,10 @@ import numpy as np
 from pydantic import Field
 
 from twinsim.robots.base import RobotConfig
+from twinsim.robots.pose_joints import POSE_AXES, POSE_IS_SLIDE, POSE_JOINTS
 from twinsim.scene.spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec, RobotSpec
 
-JOINT_NAMES: tuple[str, ...] = ("x", "y", "z", "yaw", "pitch", "roll")
-JOINT_AXES: tuple[tuple[float, float, float], ...] = (
-    (1, 0, 0),
-    (0, 1, 0),
-    (0, 0, 1),
-    (0, 0, 1),
-    (0, 1, 0),
-    (1, 0, 0),
-)
-JOINT_IS_SLIDE: tuple[bool, ...] = (True, True, True, False, False, False)
+JOINT_NAMES = POSE_JOINTS  # the drone's joints are its pose, each driven by a motor
 HALF_SIZE = (0.18, 0.18, 0.05)  # a 0.36 × 0.36 × 0.10 m frame
 ROOT_LINK = "robot"
 
@@ -76,7 +68,7 @@ def drone_body(spec: DroneSpec) -> BodySpec:
             range=(-limit, limit) if name in ("pitch", "roll") else None,
             armature=1e-4,
         )
-        for name, axis, slide in zip(JOINT_NAMES, JOINT_AXES, JOINT_IS_SLIDE, strict=True)
+        for name, axis, slide in zip(POSE_JOINTS, POSE_AXES, POSE_IS_SLIDE, strict=True)
     )
     link = LinkSpec(
         name=ROOT_LINK,

@@ -305,3 +305,77 @@ def test_commands_refuse_a_sequence_validate_rejects(damaged, tmp_path):
         assert result.exit_code == 2, (args, result.output)
         assert "cam0/frames.csv" in result.output and "Traceback" not in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["seq"]
+
+
+def test_a_full_disk_ends_in_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """An ENOSPC from deep inside a command (here the simulation's writer) exits 2 in one line."""
+    import errno
+    import sys
+
+    import twinsim.sim
+    from twinsim.cli import main
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "run" / "imu0"))
+
+    monkeypatch.setattr(twinsim.sim, "run", full)
+    monkeypatch.setattr(
+        sys, "argv", ["twinsim", "run", "--config", "tiny", "--out", str(tmp_path / "run")]
+    )
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {tmp_path / 'run' / 'imu0'}: No space left on device"]
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (lambda seq: (seq / "metadata.json").unlink(), "missing (is"),
+        (
+            lambda seq: ((seq / "metadata.json").unlink(), (seq / "INCOMPLETE").write_text("x")),
+            "interrupted",  # info: "interrupted before its metadata.json was written"
+        ),
+        (
+            lambda seq: (seq / "metadata.json").write_text(
+                json.dumps(json.loads((seq / "metadata.json").read_text()) | {"streams": {"a": 3}})
+            ),
+            "stream 'a': its entry must be an object",
+        ),
+    ],
+)
+def test_metadata_damage_is_named_by_info_and_every_reader(tmp_path, damage, says):
+    seq = Path(shutil.copytree(V1, tmp_path / "seq"))
+    damage(seq)
+    for args in (
+        ["info", str(seq)],
+        ["export", str(seq), "-f", "tum", "--out", str(tmp_path / "t")],
+    ):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and says in result.output, (args, result.output)
+        assert "Traceback" not in result.output
+
+
+def test_configs_that_are_not_utf8_or_not_finite_are_refused(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"seed: 1\nname: \xff\xfe\n")
+    with pytest.raises(ConfigError, match="is not UTF-8 text"):
+        load_config(str(bad))
+    with pytest.raises(ConfigError, match=r"sim\.duration_s"):
+        load_config("tiny", ["sim.duration_s=.inf"])
+
+
+def test_a_rate_no_physics_rate_divides_says_which_would(tmp_path):
+    with pytest.raises(ConfigError, match=r"or set sim\.physics_hz to a multiple of 600, which"):
+        load_config("tiny", ["sensors.imu0.rate_hz=200"])
+
+
+def test_a_pickled_npy_is_not_advised_to_be_unpickled(tmp_path):
+    from twinsim.sequence.images import read_npy
+
+    path = tmp_path / "x.npy"
+    np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(SequenceError, match="holds Python objects") as err:
+        read_npy(path, "x.npy")
+    assert "allow_pickle" not in str(err.value)

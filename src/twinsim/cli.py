@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import pkgutil
+import sys
 
 import typer
 
@@ -30,6 +32,19 @@ def _register_commands() -> None:
 _register_commands()
 
 
+#: what the system says when an output cannot be written: the user's to fix, not a bug
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+
+
 def main() -> None:
-    """Run the CLI (the same as the `twinsim` script)."""
-    app()
+    """Run the CLI (the `twinsim` script). A full disk, a read-only file system or a missing
+    permission met while writing ends in one line and exit code 2, not a traceback; what was
+    being written stays marked partial (its INCOMPLETE marker or temporary name)."""
+    try:
+        app()
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRORS:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror}", file=sys.stderr)
+        raise SystemExit(2) from None

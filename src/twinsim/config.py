@@ -7,6 +7,7 @@ into every sequence's metadata.
 
 from __future__ import annotations
 
+import math
 import re
 from importlib import resources
 from pathlib import Path
@@ -38,8 +39,8 @@ _Config = ConfigModel
 
 class SimConfig(_Config):
     physics_hz: int = Field(240, gt=0)
-    bootstrap_s: float = Field(1.0, ge=0.0)
-    duration_s: float = Field(60.0, gt=0.0)
+    bootstrap_s: float = Field(1.0, ge=0.0, allow_inf_nan=False)
+    duration_s: float = Field(60.0, gt=0.0, allow_inf_nan=False)
 
 
 class PeopleConfig(_Config):
@@ -158,8 +159,10 @@ class TwinsimConfig(_Config):
         for field, rate in rates.items():
             if hz % rate:
                 allowed = ", ".join(str(d) for d in range(1, hz + 1) if hz % d == 0)
+                every = math.lcm(*rates.values())
                 raise ValueError(
-                    f"{field}={rate} must divide sim.physics_hz={hz} (allowed: {allowed})"
+                    f"{field}={rate} must divide sim.physics_hz={hz} (allowed: {allowed}); "
+                    f"or set sim.physics_hz to a multiple of {every}, which every rate divides"
                 )
         k_start = round(self.sim.bootstrap_s * hz)
         k_end = k_start + round(self.sim.duration_s * hz)
@@ -188,7 +191,16 @@ def _read_yaml(preset_or_path: str, seen: tuple[str, ...] = ()) -> dict[str, Any
     if path.suffix in (".yaml", ".yml") or path.exists():
         if not path.is_file():
             raise ConfigError(f"config file {preset_or_path!r} does not exist")
-        text = path.read_text()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"config file {preset_or_path!r} is not UTF-8 text ({exc.reason})"
+            ) from None
+        except OSError as exc:
+            raise ConfigError(
+                f"config file {preset_or_path!r} cannot be read ({exc.strerror})"
+            ) from None
     else:
         resource = resources.files("twinsim") / "configs" / f"{preset_or_path}.yaml"
         if not resource.is_file():

@@ -60,6 +60,14 @@ def read_png(path: Path, name: str) -> np.ndarray:
     return image
 
 
+def npy_problem(exc: Exception) -> str:
+    """Why a .npy did not load, without NumPy's advice to allow pickle (never safe here)."""
+    text = str(exc)
+    if "allow_pickle" in text:
+        return "not a plain NumPy array: it holds Python objects, which twinsim never loads"
+    return text
+
+
 def read_npy(path: Path, name: str) -> np.ndarray:
     """Load a .npy array without pickle; `name` labels errors."""
     if not path.is_file():
@@ -67,4 +75,4 @@ def read_npy(path: Path, name: str) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
-        raise SequenceError(f"{name}: cannot be read ({exc})") from None
+        raise SequenceError(f"{name}: cannot be read ({npy_problem(exc)})") from None

@@ -60,6 +60,11 @@ def read_metadata(path: Path) -> dict:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if (Path(path) / INCOMPLETE).exists():
+            raise SequenceError(
+                f"{path}: interrupted before its {METADATA} was written (only {INCOMPLETE} is "
+                "there): run it again"
+            ) from None
         raise SequenceError(f"{file}: missing (is {path} a sequence folder?)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SequenceError(f"{file}: cannot be read ({exc})") from None
@@ -67,7 +72,9 @@ def read_metadata(path: Path) -> dict:
         raise SequenceError(f"{file}: not valid JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("streams"), dict):
         raise SequenceError(f"{file}: expected a JSON object with a 'streams' mapping")
-    for name in data["streams"]:  # names become paths: never let one leave the folder
+    for name, info in data["streams"].items():  # names become paths: never leave the folder
+        if not isinstance(info, dict):
+            raise SequenceError(f"{file}: stream {name!r}: its entry must be an object")
         try:
             check_stream_name(name)
         except ValueError as exc:

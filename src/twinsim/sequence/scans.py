@@ -15,6 +15,7 @@ from typing import BinaryIO
 import numpy as np
 
 from twinsim.errors import OutputFolderError, SequenceError
+from twinsim.sequence.images import npy_problem
 
 SCANS_FILE = "scans.csv"
 POINTS_DIR = "points"
@@ -159,7 +160,7 @@ def read_records(path: Path, dtype: np.dtype, name: str) -> np.ndarray:
     try:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, SyntaxError) as exc:
-        raise SequenceError(f"{name}: cannot be read ({exc})") from None
+        raise SequenceError(f"{name}: cannot be read ({npy_problem(exc)})") from None
     if array.dtype != dtype or array.ndim != 1:
         raise SequenceError(f"{name}: {array.dtype}{array.shape}, expected 1-D records {dtype}")
     return array

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -146,11 +147,14 @@ def test_yolo_labels_match_masks(dynamic_sequence, seq, tmp_path, task) -> None:
                         boxes.append([cols.min(), rows.min(), cols.max() + 1, rows.max() + 1])
                 assert box.tolist() in boxes
             else:
-                polygon = np.round(values.reshape(-1, 2) * size).astype(np.int32)
+                assert len(values) >= 6  # Ultralytics: a row of <= 6 numbers is a box row
+                # Ultralytics: float32 labels, denormalised by (W, H), int32 before fillPoly
+                polygon = (values.reshape(-1, 2).astype(np.float32) * size).astype(np.int32)
                 filled = np.zeros((cam.height, cam.width), np.uint8)
                 cv2.fillPoly(filled, [polygon], 1)
                 filled = filled.astype(bool)
-                assert any(c == name and filled[mask].all() for c, mask in objects)
+                mine = [m for c, m in objects if c == name and filled[m].all()]
+                assert mine and any(m[polygon[:, 1], polygon[:, 0]].all() for m in mine)
             checked += 1
     assert checked > 10
 
@@ -167,6 +171,28 @@ def test_mask_polygon_covers_every_part() -> None:
     bridge = np.zeros(mask.shape, np.uint8)
     cv2.line(bridge, (3, 2), (20, 12), 1)
     np.testing.assert_array_equal(filled & ~mask, bridge.astype(bool) & ~mask)
+
+
+def test_yolo_data_yaml_resolves_from_any_folder(dynamic_sequence, tmp_path, monkeypatch) -> None:
+    out = export_sequence(dynamic_sequence, "yolo", tmp_path / "yolo")
+    monkeypatch.chdir(tmp_path)  # not the export folder
+    data = yaml.safe_load((out / "data.yaml").read_text())
+    # Ultralytics' check_det_dataset: root = `path`, else data.yaml's folder; relative `path`s
+    # that exist are taken from the working directory
+    root = Path(data.get("path") or out)
+    assert len(list((root / data["train"]).resolve().glob("*.png"))) > 0
+
+
+def test_mask_polygon_of_a_tiny_object_is_a_segment() -> None:
+    for pixels in ([(4, 5)], [(4, 5), (4, 6)]):
+        mask = np.zeros((10, 10), bool)
+        for y, x in pixels:
+            mask[y, x] = True
+        polygon = mask_polygon(mask)
+        assert len(polygon) >= 3
+        filled = np.zeros(mask.shape, np.uint8)
+        cv2.fillPoly(filled, [polygon.astype(np.int32)], 1)
+        np.testing.assert_array_equal(filled.astype(bool), mask)
 
 
 def test_yolo_refuses_unknown_task_and_class(dynamic_sequence, tmp_path) -> None:

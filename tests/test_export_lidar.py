@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import yaml
 from kiss_icp.datasets.kitti import KITTIOdometryDataset
 from kiss_icp.datasets.rosbag import RosbagDataset
 from kiss_icp.tools.point_cloud2 import read_point_cloud, read_points
@@ -14,6 +15,7 @@ from rosbags.highlevel import AnyReader
 
 from twinsim.export import export_sequence
 from twinsim.export.common import T_body_sensor, invert
+from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sequence import open_sequence
 
 LIDAR_OVERRIDES = (
@@ -69,6 +71,31 @@ def test_kitti_velodyne_labels_and_poses_in_kiss_icp(lidar_sequence, scans, tmp_
     assert np.round(times * 1e9).astype(np.int64).tolist() == [s.t_ns for s in scans]
     # camera and LiDAR share instants here (30 Hz and 10 Hz), so the images come along
     assert len(list((folder / "image_2").glob("*.png"))) == len(scans)
+
+
+def test_kitti_labels_yaml_as_semantic_kitti_api_loads_it(lidar_sequence, tmp_path) -> None:
+    out = export_sequence(lidar_sequence, "kitti", tmp_path / "kitti")
+    data = yaml.safe_load((out / "labels.yaml").read_text())  # evaluate_semantics.py, visualize.py
+    keys = ("labels", "color_map", "learning_map", "learning_map_inv", "learning_ignore", "split")
+    assert set(keys) <= set(data)
+    assert [data["labels"][i] for i in range(len(SEMANTIC_CLASSES))] == list(SEMANTIC_CLASSES)
+    # evaluate_semantics.py: remap LUT over learning_map keys, classes = len(learning_map_inv)
+    remap = np.zeros(max(data["learning_map"]) + 100, dtype=np.int32)
+    remap[list(data["learning_map"])] = list(data["learning_map"].values())
+    n_classes = len(data["learning_map_inv"])
+    assert set(data["learning_ignore"]) == set(range(n_classes)) and data["learning_ignore"][0]
+    assert data["split"]["valid"] == [0]
+    # laserscan.py SemLaserScan: colour LUT of max key + 100, colours as 0..255 BGR triples
+    colors = np.zeros((max(data["color_map"]) + 100, 3), np.float32)
+    for key, value in data["color_map"].items():
+        assert len(value) == 3 and all(0 <= c <= 255 for c in value)
+        colors[key] = np.array(value, np.float32) / 255.0
+    ids = set()
+    for path in sorted((out / "sequences/00/labels").glob("*.label")):
+        ids |= set(np.unique(np.fromfile(path, dtype=np.int32) & 0xFFFF).tolist())
+    assert len(ids) > 2 and ids <= set(data["color_map"]) & set(data["learning_map"])
+    assert all(0 <= remap[i] < n_classes and remap[i] in data["learning_map_inv"] for i in ids)
+    assert len({tuple(c) for c in data["color_map"].values()}) == len(data["color_map"])
 
 
 def test_pointcloud2_in_rosbags_and_kiss_icp(lidar_sequence, scans, tmp_path) -> None:

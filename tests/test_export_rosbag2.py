@@ -58,6 +58,8 @@ def test_bag_is_mcap_with_every_topic(bag, seq) -> None:
     assert topics["/odom"] == ("nav_msgs/msg/Odometry", n_pose)
     assert topics["/tf"] == ("tf2_msgs/msg/TFMessage", n_pose)
     assert topics["/tf_static"] == ("tf2_msgs/msg/TFMessage", 1)
+    n_joint = len(seq.table("joint_states")["t_ns"])
+    assert topics["/joint_states"] == ("sensor_msgs/msg/JointState", n_joint)
     assert topics["/groundtruth/pose"] == ("geometry_msgs/msg/PoseStamped", n_pose)
 
 
@@ -140,3 +142,37 @@ def test_imu_and_odometry_messages(bag, seq) -> None:
     assert msgs[5][1].child_frame_id == "base_link"
     twist = msgs[5][1].twist.twist
     assert (twist.linear.x, twist.angular.z) == (odom["vx"][5], odom["wz"][5])
+
+
+@pytest.fixture(scope="module")
+def fast_tf_sequence(tmp_path_factory, gl_backend):
+    """A 0.5 s tiny run with ground-truth poses at GRADE's TF rate, 120 Hz."""
+    from twinsim.config import load_config
+    from twinsim.sim import run
+
+    out = tmp_path_factory.mktemp("fast_tf") / "seq"
+    overrides = ("groundtruth.pose_rate_hz=120", "groundtruth.joint_state_rate_hz=240")
+    return run(load_config("tiny", overrides, seed=3, duration_s=0.5), out)
+
+
+def test_tf_and_joint_states_follow_the_recorded_rates(fast_tf_sequence, tmp_path) -> None:
+    seq = open_sequence(fast_tf_sequence)
+    assert seq.stream_info("groundtruth_body")["rate_hz"] == 120
+    bag = export_sequence(fast_tf_sequence, "rosbag2", tmp_path / "bag")
+    t_ns, T = seq.groundtruth()
+    tf = _messages(bag, "/tf")
+    assert [t for t, _ in tf] == t_ns.tolist() and len(tf) == 60
+    assert set(np.diff(t_ns).tolist()) <= {8333333, 8333334}
+    for (_, msg), pose in zip(tf, T, strict=True):
+        np.testing.assert_allclose(rows_to_poses(_row(msg.transforms[0].transform))[0], pose)
+    table = seq.table("joint_states")
+    joints = seq.stream_info("joint_states")["joints"]
+    msgs = _messages(bag, "/joint_states")
+    assert [t for t, _ in msgs] == [_stamp_ns(m) for _, m in msgs] == table["t_ns"].tolist()
+    assert len(msgs) == 120
+    for i in (0, 37, len(msgs) - 1):
+        msg = msgs[i][1]
+        assert msg.name == joints
+        for kind in ("position", "velocity", "effort"):
+            expected = [table[f"{kind}_{j}"][i] for j in joints]
+            np.testing.assert_array_equal(getattr(msg, kind), expected)

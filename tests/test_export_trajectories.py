@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 import pytest
 from evo.tools import file_interface
+from scipy.spatial.transform import Rotation
 
 from twinsim.export import export_sequence
 from twinsim.export.common import T_body_sensor, invert, seconds_text
@@ -145,3 +146,31 @@ def test_kitti_without_lidar_reads_in_evo_and_kiss_icp(dynamic_sequence, seq, tm
     image = cv2.imread(str(out / "sequences/03/image_2/000005.png"))
     np.testing.assert_array_equal(image[..., ::-1], cam[5].rgb)
     assert len(data) == 0  # no velodyne scans without a LiDAR stream
+
+
+def test_euroc_imu_sample_interval_is_documented_and_holds(euroc, seq) -> None:
+    import yaml
+
+    text = (euroc / "mav0/imu0/sensor.yaml").read_text()
+    assert yaml.safe_load(text)["rate_hz"] == 240
+    assert "gyro = mean angular rate over the physics step ending at t" in text
+    assert "(t - 1/240 s, t]" in text and "accel = specific force at t (instantaneous" in text
+    # what the comment says, checked against the logged physics state (drone joints x y z yaw
+    # pitch roll, IMU at the body origin, one IMU sample per physics step)
+    assert np.array_equal(T_body_sensor(seq, "imu0"), np.eye(4))
+    state, joints = seq.table("robot_state"), seq.stream_info("robot_state")["joints"]
+    q = np.stack([state[f"qpos_{j}"] for j in joints], axis=1)
+    v = np.stack([state[f"qvel_{j}"] for j in joints], axis=1)
+    imu, h = seq.imu("imu0"), 1 / 240
+    assert np.array_equal(imu.t_ns, state["t_ns"])
+    R = Rotation.from_euler("ZYX", q[:, 3:6])
+    t_gt, T_gt = seq.groundtruth()
+    at_gt = np.searchsorted(state["t_ns"], t_gt)
+    np.testing.assert_allclose(R[at_gt].as_matrix(), T_gt[:, :3, :3], atol=1e-9)
+    step_rate = np.array([(R[k - 1].inv() * R[k]).as_rotvec() / h for k in range(1, len(q))])
+    assert np.abs(imu.gyro).max() > 0.05
+    np.testing.assert_allclose(imu.gyro[1:], step_rate, atol=1e-4)  # step ending at k
+    assert np.abs(imu.gyro[:-1] - step_rate).max() > 1e-3  # not the step starting at k
+    specific_force = R.apply(imu.accel) - [0.0, 0.0, 9.81]
+    next_step = np.diff(v[:, :3], axis=0) / h  # the acceleration integrated from k to k + 1
+    np.testing.assert_allclose(specific_force[:-1], next_step, atol=1e-9)

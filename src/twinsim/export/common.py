@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import colorsys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,3 +76,12 @@ def float_text(value: float) -> str:
 
 def no_progress(done: int, total: int) -> None:
     """The default progress callback: report nothing."""
+
+
+def class_palette(n: int) -> np.ndarray:
+    """A fixed RGB colour per class id (0 black), well spread in hue: every export that colours
+    classes (Rerun, KITTI's labels.yaml) uses the same."""
+    hues = (np.arange(n) * 0.61803398875) % 1.0
+    colors = np.array([colorsys.hsv_to_rgb(h, 0.65, 0.95) for h in hues]) * 255
+    colors[0] = 0
+    return colors.astype(np.uint8)

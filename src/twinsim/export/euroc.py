@@ -109,6 +109,7 @@ def _write_imu(seq: SequenceReader, imu: str, folder: Path) -> None:
             *_matrix_yaml("T_BS", np.eye(4)),
             f"rate_hz: {seq.stream_info(imu)['rate_hz']}",
             "",
+            *_imu_interval_comment(seq.metadata["physics_hz"]),
             "# noise-free simulation: densities and random walks are zero",
             "gyroscope_noise_density: 0.0",
             "gyroscope_random_walk: 0.0",
@@ -116,6 +117,15 @@ def _write_imu(seq: SequenceReader, imu: str, folder: Path) -> None:
             "accelerometer_random_walk: 0.0",
         ],
     )
+
+
+def _imu_interval_comment(physics_hz: int) -> list[str]:
+    """sensor.yaml comment lines saying which interval a sample at stamp t covers."""
+    return [
+        "# sample at stamp t: gyro = mean angular rate over the physics step ending at t,",
+        f"# (t - 1/{physics_hz} s, t], the rate MuJoCo integrated the orientation with;",
+        "# accel = specific force at t (instantaneous, not averaged over the sample period)",
+    ]
 
 
 def _write_groundtruth(seq: SequenceReader, T_body_imu: np.ndarray, folder: Path) -> None:

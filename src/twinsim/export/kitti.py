@@ -3,7 +3,8 @@
 `poses/<seq>.txt`: camera 0 w.r.t. frame 0, row-major 3×4 per frame; `sequences/<seq>/`:
 `times.txt` (sequence clock, seconds), `calib.txt` (P0..P3 = [K | 0], `Tr` = T_cam_lidar),
 `image_0/` (grey) and `image_2/` (colour) PNGs, `velodyne/NNNNNN.bin` (float32 x y z
-intensity, LiDAR frame, raw sweep) and `labels/NNNNNN.label` (uint32 semantic | instance << 16).
+intensity, LiDAR frame, raw sweep) and `labels/NNNNNN.label` (uint32 semantic | instance << 16);
+`labels.yaml`: semantic-kitti-api's data config (labels, color_map, learning maps, split).
 With a LiDAR, a frame is a sweep (pose at its start); images are added when every sweep has a
 camera frame at the same instant. Without one, a frame is a camera frame.
 """
@@ -14,11 +15,13 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import yaml
 
 from twinsim.export.common import (
     ExportError,
     Progress,
     T_body_sensor,
+    class_palette,
     float_text,
     invert,
     no_progress,
@@ -95,13 +98,27 @@ def export_kitti(
                 folder / "labels" / f"{i:06d}.label"
             )
             progress(i + 1, total)
-    classes = seq.metadata["classes"]
-    _write(
-        out / "labels.yaml",
-        ["# SemanticKITTI-style label names: label = semantic | instance << 16", "labels:"]
-        + [f"  {i}: {name}" for i, name in enumerate(classes)],
+    labels = semantic_kitti_config(seq.metadata["classes"], int(sequence))
+    (out / "labels.yaml").write_text(
+        "# semantic-kitti-api data config: label = semantic | instance << 16; color_map is BGR\n"
+        + yaml.safe_dump(labels, sort_keys=False, default_flow_style=None),
+        encoding="utf-8",
     )
     return out
+
+
+def semantic_kitti_config(classes: list[str], sequence: int) -> dict:
+    """semantic-kitti-api's data config of `classes`: names, BGR colours, identity maps."""
+    ids = range(len(classes))
+    bgr = class_palette(len(classes))[:, ::-1]
+    return {
+        "labels": dict(zip(ids, classes, strict=True)),
+        "color_map": {i: [int(c) for c in bgr[i]] for i in ids},
+        "learning_map": {i: i for i in ids},
+        "learning_map_inv": {i: i for i in ids},
+        "learning_ignore": {i: i == 0 for i in ids},
+        "split": {"train": [], "valid": [sequence], "test": []},
+    }
 
 
 def semantic_kitti_label(semantic: np.ndarray, instance: np.ndarray) -> np.ndarray:

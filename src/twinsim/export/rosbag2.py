@@ -2,10 +2,12 @@
 
 Topics (frame ids in brackets): `/tf_static` (base_link → every sensor), `/tf` (world →
 base_link), `/groundtruth/pose` and `/groundtruth/<camera>/pose` (PoseStamped [world]),
-`/odom` (Odometry [world → base_link], twist in base_link), `/<imu>/data` (Imu), per camera
-`/<camera>/image_raw` (rgb8), `/<camera>/depth` (32FC1 metres, 0 = no reading),
-`/<camera>/instance` and `/<camera>/semantic` (16UC1 ids), `/<camera>/camera_info`, and per
-LiDAR `/<lidar>/points` (PointCloud2). Every stamp is the sequence clock's exact nanoseconds.
+`/odom` (Odometry [world → base_link], twist in base_link), `/joint_states` (JointState of the
+robot's joints), `/<imu>/data` (Imu), per camera `/<camera>/image_raw` (rgb8), `/<camera>/depth`
+(32FC1 metres, 0 = no reading), `/<camera>/instance` and `/<camera>/semantic` (16UC1 ids),
+`/<camera>/camera_info`, and per LiDAR `/<lidar>/points` (PointCloud2). Every stamp is the
+sequence clock's exact nanoseconds; each topic keeps its stream's recorded rate (`/tf` that of
+`groundtruth_body`, `/joint_states` that of `joint_states`).
 """
 
 from __future__ import annotations
@@ -125,6 +127,11 @@ class _Messages:
         if "odometry" in seq.streams:
             odom = seq.table("odometry")
             out["/odom"] = (len(odom["t_ns"]), "nav_msgs/msg/Odometry", self._odometry(odom))
+        if "joint_states" in seq.streams:
+            joints = seq.table("joint_states")
+            out["/joint_states"] = (
+                len(joints["t_ns"]), "sensor_msgs/msg/JointState", self._joints(joints)
+            )  # fmt: skip
         for imu in streams_of_type(seq, "imu"):
             data = seq.imu(imu)
             out[f"/{imu}/data"] = (len(data.t_ns), "sensor_msgs/msg/Imu", self._imu(imu, data))
@@ -241,6 +248,25 @@ class _Messages:
 
         for i, stamp in enumerate(odom["t_ns"]):
             yield int(stamp), 3, "/odom", lambda i=i: make(i)
+
+    def _joints(self, table: dict[str, np.ndarray]) -> Iterator[_Item]:
+        JointState = self.types["sensor_msgs/msg/JointState"]
+        names = [c.removeprefix("position_") for c in table if c.startswith("position_")]
+        n = len(table["t_ns"])
+        values = {
+            kind: np.array([table[f"{kind}_{j}"] for j in names], float).reshape(-1, n).T
+            for kind in ("position", "velocity", "effort")
+        }
+
+        def make(i: int):
+            return JointState(
+                header=self._header(table["t_ns"][i], ""),
+                name=names,
+                **{kind: v[i].copy() for kind, v in values.items()},
+            )
+
+        for i, stamp in enumerate(table["t_ns"]):
+            yield int(stamp), 3, "/joint_states", lambda i=i: make(i)
 
     def _imu(self, name: str, data) -> Iterator[_Item]:
         t = self.types

@@ -7,7 +7,6 @@ by its ground truth. Time is the `sim_time` timeline, the sequence clock in exac
 
 from __future__ import annotations
 
-import colorsys
 import uuid
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from twinsim.actors.human import COCO_KEYPOINTS
 from twinsim.export.coco import COCO_SKELETON
 from twinsim.export.common import (
     Progress,
+    class_palette,
     no_progress,
     prepare_output,
     streams_of_type,
@@ -77,7 +77,7 @@ class _Logger:
     def static(self) -> None:
         rr, rec = self.rr, self.rec
         rec.log("world", rr.ViewCoordinates.RIGHT_HAND_Z_UP, static=True)
-        colors = _palette(len(self.classes))
+        colors = class_palette(len(self.classes))
         rec.log(
             "world",
             rr.AnnotationContext(
@@ -210,11 +210,3 @@ class _Logger:
             f"world/{lidar}/points",
             rr.Points3D(np.asarray(scan.points), class_ids=np.asarray(scan.semantic), radii=0.01),
         )
-
-
-def _palette(n: int) -> np.ndarray:
-    """A fixed colour per class id (0 black), well spread in hue."""
-    hues = (np.arange(n) * 0.61803398875) % 1.0
-    colors = np.array([colorsys.hsv_to_rgb(h, 0.65, 0.95) for h in hues]) * 255
-    colors[0] = 0
-    return colors.astype(np.uint8)

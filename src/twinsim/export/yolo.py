@@ -1,7 +1,9 @@
 """YOLO (Ultralytics layout): images/train, labels/train (one .txt per image) and data.yaml.
 
 `task="detect"` writes `class cx cy w h`, `task="segment"` writes `class x1 y1 x2 y2 …` (a
-polygon); all coordinates normalised to [0, 1] by the image size. YOLO class = semantic id − 1.
+polygon of at least 3 vertices at pixel centres); all coordinates normalised to [0, 1] by the
+image size. YOLO class = semantic id − 1. data.yaml has no `path`, so Ultralytics resolves
+`train`/`val` against data.yaml's folder from any working directory.
 """
 
 from __future__ import annotations
@@ -52,12 +54,11 @@ def export_yolo(
             if task == "detect":
                 values = _box_cxcywh(obj.mask) / np.tile(size, 2)
             else:
-                values = (mask_polygon(obj.mask) / size).ravel()
+                values = ((mask_polygon(obj.mask) + 0.5) / size).ravel()  # pixel centres
             lines.append(" ".join([str(obj.class_id - 1), *(f"{v:.6f}" for v in values)]))
         (labels / f"{name}.txt").write_text("".join(f"{line}\n" for line in lines))
         progress(i + 1, len(stream))
-    data = {
-        "path": ".",
+    data = {  # no `path`: Ultralytics then takes data.yaml's own folder as the dataset root
         "train": f"images/{SPLIT}",
         "val": f"images/{SPLIT}",
         "task": task,
@@ -81,9 +82,10 @@ def _box_cxcywh(mask: np.ndarray) -> np.ndarray:
 def mask_polygon(mask: np.ndarray) -> np.ndarray:
     """One polygon (N, 2) of pixel indices (x, y) covering every part of a mask.
 
-    Vertices are boundary pixels, so filling the polygon (Ultralytics' `polygon2mask` uses
-    `cv2.fillPoly`) gives the mask back; separate parts are joined by zero-width bridges from
-    each part's first point (YOLO has one polygon per object); holes are not represented.
+    Vertices are boundary pixels (at least 3, repeated for a tiny object), so filling the
+    polygon (Ultralytics' `polygon2mask` uses `cv2.fillPoly`) gives the mask back; separate
+    parts are joined by zero-width bridges from each part's first point (YOLO has one polygon
+    per object); holes are not represented.
     """
     contours, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     contours = sorted(contours, key=lambda c: (-cv2.contourArea(c), c[0, 0, 1], c[0, 0, 0]))
@@ -92,4 +94,5 @@ def mask_polygon(mask: np.ndarray) -> np.ndarray:
         points = contour[:, 0, :]
         path.extend([*points, points[0]])
     path.extend(c[0, 0, :] for c in reversed(contours[:-1]))
+    path.extend([path[-1]] * (3 - len(path)))  # a segment row needs 3 vertices (else a box row)
     return np.asarray(path, dtype=np.float64)

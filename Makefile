@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
-RUN_DIR := runs/default-$(shell date +%Y%m%d-%H%M%S)
+RUN_DIR := runs/dynamic-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: install run test lint bench
 
@@ -17,9 +17,11 @@ $(STAMP): pyproject.toml scripts/install-system-deps.sh
 	touch $(STAMP)
 
 run: install
-	$(VENV)/bin/twinsim run --config default --out $(RUN_DIR)
+	$(VENV)/bin/twinsim run --config D --set flying_objects.count=5 --out $(RUN_DIR)
 	$(VENV)/bin/twinsim validate $(RUN_DIR)
 	$(VENV)/bin/twinsim info $(RUN_DIR)
+	$(VENV)/bin/twinsim preview $(RUN_DIR) --most-dynamic --out $(RUN_DIR)-preview.png
+	@echo "recorded $(RUN_DIR); one frame of it: $(RUN_DIR)-preview.png; all of it in Rerun: $(VENV)/bin/twinsim view $(RUN_DIR)"
 
 test: install
 	$(VENV)/bin/ruff check src tests benchmarks

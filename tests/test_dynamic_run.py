@@ -96,3 +96,24 @@ def test_skipping_far_people_between_frames_changes_nothing(dynamic_run, tmp_pat
     monkeypatch.setattr(World, "pose_actors", lambda self, t_s, observed=True: always(self, t_s))
     full = run(load_config("tiny", OVERRIDES, seed=2, duration_s=3.0), tmp_path / "full")
     assert digest_folder(full) == digest_folder(dynamic_run)
+
+
+def test_preview_can_pick_the_most_dynamic_frame(dynamic_sequence, tmp_path):
+    """`make run` ends with `preview --most-dynamic`: the frame where people and moving objects
+    cover the most pixels, so a newcomer sees them."""
+    import json
+
+    import cv2
+    from typer.testing import CliRunner
+
+    from twinsim.cli import app
+    from twinsim.sequence.preview import preview_frame
+
+    out = tmp_path / "p.png"
+    args = ["preview", str(dynamic_sequence), "--most-dynamic", "--out", str(out)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    cam = open_sequence(dynamic_sequence).camera("cam0")
+    shares = [json.loads(line)["dynamic_fraction"] for line in cam.boxes_lines]
+    best = int(np.argmax(shares))
+    assert shares[best] > 0
+    assert np.array_equal(cv2.imread(str(out))[..., ::-1], preview_frame(cam[best]))

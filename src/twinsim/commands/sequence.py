@@ -103,6 +103,12 @@ def preview(
         str | None, typer.Option(help="Camera stream (default: the first, e.g. cam0).")
     ] = None,
     frame: Annotated[int, typer.Option(help="Frame index (negative counts from the end).")] = 0,
+    most_dynamic: Annotated[
+        bool,
+        typer.Option(
+            "--most-dynamic", help="Take the frame showing the most people and moving objects."
+        ),
+    ] = False,
 ) -> None:
     """Write one frame as a contact sheet: RGB, depth, instances, boxes."""
     import cv2
@@ -117,6 +123,9 @@ def preview(
             raise TwinsimError(f"{path}: has no camera stream to preview")
         camera = camera or cameras[0]
         stream = seq.camera(camera)
+        if most_dynamic:
+            shares = [json.loads(line).get("dynamic_fraction", 0.0) for line in stream.boxes_lines]
+            frame = max(range(len(shares)), key=shares.__getitem__, default=0)
         if not -len(stream) <= frame < len(stream):
             raise TwinsimError(f"--frame {frame}: {camera} has frames 0..{len(stream) - 1}")
         sheet = preview_frame(stream[frame])

@@ -379,3 +379,22 @@ def test_a_pickled_npy_is_not_advised_to_be_unpickled(tmp_path):
     with pytest.raises(SequenceError, match="holds Python objects") as err:
         read_npy(path, "x.npy")
     assert "allow_pickle" not in str(err.value)
+
+
+def test_a_twin_that_fits_fewer_people_than_asked_says_so(tmp_path):
+    runner = CliRunner()
+    many = runner.invoke(
+        app, ["replay", str(V1), "--out", str(tmp_path / "many"), "--add-people", "100"]
+    )
+    assert many.exit_code == 0, many.output
+    added = json.loads((tmp_path / "many" / "metadata.json").read_text())["twin"]["people_added"]
+    assert added["requested"] == 100 and 0 <= added["placed"] < 100
+    assert f"--add-people 100: only {added['placed']} fit" in " ".join(many.output.split())
+    one = runner.invoke(
+        app, ["replay", str(V1), "--out", str(tmp_path / "one"), "--add-people", "1"]
+    )
+    assert one.exit_code == 0 and "warning" not in one.output
+    assert json.loads((tmp_path / "one" / "metadata.json").read_text())["twin"]["people_added"] == {
+        "requested": 1,
+        "placed": 1,
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -164,6 +165,12 @@ def replay_command(
     except TwinsimError as exc:
         fail(exc)
     console.print(f"twin written to [bold]{out}[/]")
+    added = json.loads((out / "metadata.json").read_text(encoding="utf-8"))["twin"]["people_added"]
+    if added["placed"] < added["requested"]:
+        console.print(
+            f"[yellow]warning:[/] --add-people {added['requested']}: only {added['placed']} "
+            "fit clear of the furniture, the other people and the recorded robot path"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -64,6 +64,7 @@ class TwinPlan:
     look: Look
     weather: dict[str, float]  # rain, snow, smoke in [0, 1] and the particle seed
     variations: Variations
+    added_people: int = 0  # placed of the `add_people` asked for (fewer when they do not fit)
 
 
 def _inherited(source: ReplaySource) -> tuple[Look, dict[str, float]]:
@@ -79,6 +80,7 @@ def plan_twin(source: ReplaySource, variations: Variations) -> TwinPlan:
     """Apply the variations to the recorded world; `ConfigError` for unknown names or values."""
     v = variations.resolved()
     scene = remove_actors(source.scene, v.static, v.remove_classes, v.remove_instances)
+    kept_people = len(scene.people)
     if v.add_people or v.add_flying_objects:
         cfg = source.config
         scene, _ = add_actors(
@@ -99,7 +101,7 @@ def plan_twin(source: ReplaySource, variations: Variations) -> TwinPlan:
         look = look_for(v.light, v.fog, v.seed)
         weather = {k: float(getattr(v, k) or 0.0) for k in ("rain", "snow", "smoke")}
         weather["seed"] = v.seed
-    return TwinPlan(config, scene, look, weather, variations)
+    return TwinPlan(config, scene, look, weather, variations, len(scene.people) - kept_people)
 
 
 class _WeatherWriter:
@@ -171,6 +173,7 @@ def _twin_metadata(source: ReplaySource, plan: TwinPlan, mode: ReplayMode, steps
         "source_seed": source.metadata.get("seed"),
         "source_twinsim_version": source.metadata.get("twinsim_version"),
         "mode": mode.value,
+        "people_added": {"requested": plan.variations.add_people, "placed": plan.added_people},
         "variations": plan.variations.summary(),
         "look": asdict(plan.look),
         "weather": plan.weather,

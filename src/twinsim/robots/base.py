@@ -117,9 +117,15 @@ class Robot(ABC):
     def controller(self, spec: RobotSpec, physics_hz: int) -> Controller:
         """The motion source of a scripted run (follows the spec's planned path)."""
 
-    @abstractmethod
     def restarted_controller(self, spec: RobotSpec, log: RobotLog, physics_hz: int) -> Controller:
-        """The controller as it was before the log's first row (for a control-mode replay)."""
+        """The controller as it was before the log's first row (for a control-mode replay): by
+        default a fresh one, its integrators restored by its `recover_integral(log)` if it has
+        one (a kind whose controller keeps other state overrides this)."""
+        controller = self.controller(spec, physics_hz)
+        recover = getattr(controller, "recover_integral", None)
+        if recover is not None:
+            recover(log)
+        return controller
 
     def default_sensors(self) -> dict[str, dict]:
         """The sensors (settings by name, each with its `kind`) a config without any gets."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsim.robots.base import Robot, RobotLog, StartFilter
+from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.diff_drive import (
     FOOTPRINT_RADIUS_M,
     DiffDriveConfig,
@@ -81,10 +81,3 @@ class DiffDrive(Robot):
 
     def controller(self, spec: DiffDriveSpec, physics_hz: int) -> DiffDriveController:
         return DiffDriveController(spec, Trajectory.from_path_points(spec.path), physics_hz)
-
-    def restarted_controller(
-        self, spec: DiffDriveSpec, log: RobotLog, physics_hz: int
-    ) -> DiffDriveController:
-        controller = self.controller(spec, physics_hz)
-        controller.recover_integral(log)
-        return controller

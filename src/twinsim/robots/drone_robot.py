@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsim.robots.base import Robot, RobotLog, StartFilter
+from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.drone import (
     HALF_SIZE,
     DroneConfig,
@@ -74,10 +74,3 @@ class Drone(Robot):
 
     def controller(self, spec: DroneSpec, physics_hz: int) -> FlightController:
         return FlightController(spec, Trajectory.from_path_points(spec.path), physics_hz)
-
-    def restarted_controller(
-        self, spec: DroneSpec, log: RobotLog, physics_hz: int
-    ) -> FlightController:
-        controller = self.controller(spec, physics_hz)
-        controller.recover_integral(log)
-        return controller

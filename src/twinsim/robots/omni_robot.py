@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsim.robots.base import Robot, RobotLog, StartFilter
+from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.ground_tour import plan_ground_tour
 from twinsim.robots.omni import (
     CAMERA_POS,
@@ -69,10 +69,3 @@ class Omni(Robot):
 
     def controller(self, spec: OmniSpec, physics_hz: int) -> OmniController:
         return OmniController(spec, Trajectory.from_path_points(spec.path), physics_hz)
-
-    def restarted_controller(
-        self, spec: OmniSpec, log: RobotLog, physics_hz: int
-    ) -> OmniController:
-        controller = self.controller(spec, physics_hz)
-        controller.recover_integral(log)
-        return controller

@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml scripts/install-system-deps.sh
 	touch $(STAMP)
 
 run: install
-	$(VENV)/bin/twinsim run --config D --set flying_objects.count=5 --out $(RUN_DIR)
+	$(VENV)/bin/twinsim run --out $(RUN_DIR)
 	$(VENV)/bin/twinsim validate $(RUN_DIR)
 	$(VENV)/bin/twinsim info $(RUN_DIR)
 	$(VENV)/bin/twinsim preview $(RUN_DIR) --most-dynamic --out $(RUN_DIR)-preview.png

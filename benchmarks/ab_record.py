@@ -1,9 +1,10 @@
 """Recording cost of this checkout vs another twinsim source tree (e.g. a git worktree of an
 older commit), alternated on the same machine, written to tmpfs so disk speed stays out.
 
-Each run builds the default world in its own process, then times `record` alone (physics,
-control, rendering, annotation, writing) and reports milliseconds per camera frame; the two
-trees alternate `--repeats` times and the medians and their ratio are printed and written.
+Each run builds the static apartment (`S`: the default world without people) in its own
+process, then times `record` alone (physics, control, rendering, annotation, writing) and
+reports milliseconds per camera frame; the two trees alternate `--repeats` times and the
+medians and their ratio are printed and written.
 
 Usage: python benchmarks/ab_record.py --other /path/to/old/src [--duration 10] [--repeats 2]
                                       [--json PATH]
@@ -24,7 +25,7 @@ import json, shutil, sys, tempfile, time
 from pathlib import Path
 from twinsim.config import load_config
 from twinsim.sim import build_scene, record
-cfg = load_config("default", [], seed=0, duration_s=float(sys.argv[1]))
+cfg = load_config("S", [], seed=0, duration_s=float(sys.argv[1]))
 scene = build_scene(cfg)
 root = Path(tempfile.mkdtemp(dir=sys.argv[2]))
 t0 = time.perf_counter()

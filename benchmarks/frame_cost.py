@@ -1,6 +1,6 @@
 """Frame cost of the recording pipeline vs the raw MuJoCo rendering of the same frames, and memory.
 
-Measured in one run on the default world at 640×480:
+Measured in one run on the static apartment (`S`: the default world without people) at 640×480:
 - raw: per frame, one RGB+depth pass and one segmentation pass read back (`render_raw`), at
   the poses the recorded run visits;
 - pipeline: wall time of `twinsim.sim.run` (physics, control, every stream, annotations,
@@ -33,7 +33,7 @@ from pathlib import Path
 from twinsim.config import load_config
 from twinsim.sim import build_scene, record
 cfg = load_config(
-    "default", json.loads(sys.argv[4]), seed=int(sys.argv[1]), duration_s=float(sys.argv[2])
+    "S", json.loads(sys.argv[4]), seed=int(sys.argv[1]), duration_s=float(sys.argv[2])
 )
 t0 = time.perf_counter()
 scene = build_scene(cfg)
@@ -160,7 +160,7 @@ def main() -> None:
 
 
 def _static_result(args, tmp: Path) -> dict:
-    """The default world's frame cost against raw MuJoCo, throughput and memory."""
+    """The static apartment's frame cost against raw MuJoCo, throughput and memory."""
     short = _run_child(args.seed, args.short, tmp / "short")
     raw_s = _raw_cost(tmp / "short", n_frames=int(args.short * 30))
     long = _run_child(args.seed, args.long, tmp / "long")

@@ -1,4 +1,4 @@
-"""LiDAR simulation speed: an HDL-32E at 10 Hz in the default apartment, points/s vs real time.
+"""LiDAR simulation speed: an HDL-32E at 10 Hz in the static apartment (`S`), points/s vs real time.
 
 Measured in one run: sweeps of the `hdl-32e` preset (32 beams × 2170 columns, 24 sectors per
 sweep at 240 Hz physics) cast along the planned flight of the default world, static and with
@@ -52,7 +52,7 @@ def _world(seed: int, overrides: list[str]):
     from twinsim.sim import build_scene
 
     overrides = [*overrides, "lidars.lidar0.model=hdl-32e"]
-    cfg = load_config("default", overrides, seed=seed, duration_s=30.0)
+    cfg = load_config("S", overrides, seed=seed, duration_s=30.0)
     configure_backend(cfg.render.backend)
     from twinsim.engine.world import World
 

@@ -1,6 +1,6 @@
 """Recording cost of two drones in one world against one drone, alternated in one run.
 
-Each run builds the default apartment in its own process (one drone `robot`, or two drones
+Each run builds the static apartment (`S`) in its own process (one drone `robot`, or two drones
 `alpha` and `bravo` with the same sensors), then times `record` alone on tmpfs. Two robots
 render two cameras, so the figure that says what sharing the world costs is the ratio of the
 two-robot time to twice the one-robot time (1.0: a second robot costs exactly one more robot).
@@ -26,7 +26,7 @@ from twinsim.config import load_config
 from twinsim.sim import build_scene, record
 robots = json.loads(sys.argv[3])
 overrides = [f"robots.{name}.kind=drone" for name in robots]
-cfg = load_config("default", overrides, seed=0, duration_s=float(sys.argv[1]))
+cfg = load_config("S", overrides, seed=0, duration_s=float(sys.argv[1]))
 scene = build_scene(cfg)
 root = Path(tempfile.mkdtemp(dir=sys.argv[2]))
 t0 = time.perf_counter()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from typer.testing import CliRunner
 
@@ -31,6 +33,7 @@ runner = CliRunner()
         ),
         (["--duration", "0"], r"sim\.duration_s: Input should be greater than 0"),
         (["--duration", "-5"], r"sim\.duration_s: Input should be greater than 0"),
+        (["--duration", "inf"], r"sim\.duration_s: Input should be a finite number"),
         (
             ["--set", "scene.max_rooms=13"],
             r"scene\.max_rooms: Input should be less than or equal to 12",
@@ -91,3 +94,45 @@ def test_validate_and_info_on_missing_folder(tmp_path):
     result = runner.invoke(app, ["info", str(missing)])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
+
+
+def test_a_duration_past_the_longest_tour_says_how_long_it_may_be(tmp_path, monkeypatch):
+    """Item 15: not "route does not converge (1000 legs)" but the field and its largest value
+    (fewer legs here, so that the planner reaches its bound in a second)."""
+    import twinsim.robots.tour as tour
+
+    monkeypatch.setattr(tour, "MAX_LEGS", 8)
+    out = tmp_path / "seq"
+    args = ["run", "--config", "tiny", "--duration", "1e9", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    text = result.output.strip()
+    assert len(text.splitlines()) == 1 and "Traceback" not in text, text
+    assert re.search(
+        r"sim\.duration_s=1e\+09 s is longer than a tour of this world can last: a route has at "
+        r"most 8 legs \(\d+ m here, ~\d+ s at [\d.]+ m/s\); allowed: at most ~\d+ s$",
+        text,
+    ), text
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("left", [(), ("scene.json",), ("scene.json", "imu0/data.csv")])
+def test_a_run_killed_at_start_up_is_named_as_interrupted(tmp_path, left):
+    """Item 15: INCOMPLETE and no metadata.json is an interrupted run, whatever else the kill
+    left; not "missing (is … a sequence folder?)" nor "neither a twinsim sequence …"."""
+    seq = tmp_path / "seq"
+    seq.mkdir()
+    (seq / "INCOMPLETE").write_text("")
+    for name in left:
+        (seq / name).parent.mkdir(exist_ok=True)
+        (seq / name).write_text("{}")
+    said = f"{seq}: interrupted before its metadata.json was written (INCOMPLETE is there"
+    info = runner.invoke(app, ["info", str(seq)])
+    assert info.exit_code == 2 and said in info.output.replace("\n", ""), info.output
+    check = runner.invoke(app, ["validate", str(seq)])
+    assert check.exit_code == 1 and said in check.output.replace("\n", ""), check.output
+    estimate = tmp_path / "est.txt"
+    estimate.write_text("0 0 0 0 0 0 0 1\n1 0 0 0 0 0 0 1\n")
+    scored = runner.invoke(app, ["eval", str(seq), str(estimate)])
+    assert scored.exit_code == 2 and "Traceback" not in scored.output, scored.output
+    assert f"{seq}: sequence is incomplete" in scored.output.replace("\n", ""), scored.output

@@ -173,3 +173,62 @@ def test_wheel_odometry_on_a_robot_without_wheels_is_an_error(kinds, gl_backend,
     cfg = load_config("tiny", ["sensors.wheel_odom.kind=wheel_odometry"], duration_s=0.1)
     with pytest.raises(TwinsimError, match=r"wheel_odom: wheel_odometry needs a robot with wheel"):
         run(cfg, tmp_path / "seq")
+
+
+def test_its_contacts_carry_its_weight_through_wheels_and_caster(dd_sequence):
+    """It stands on the floor: its wheels and the caster (on the chassis) touch, pushed up,
+    and over the run the normal forces carry exactly its weight (the mean vertical
+    acceleration is nil), step by step within the bumps of rug edges."""
+    seq = open_sequence(dd_sequence)
+    info = seq.stream_info("contacts")
+    assert info["parts"] == ["dd_chassis", "dd_wheel_left", "dd_wheel_right"]
+    rec = seq.contacts()
+    t, first = np.unique(rec["t_ns"], return_index=True)
+    assert len(t) == len(seq.table("joint_states")["t_ns"])  # a contact at every step, 120 Hz
+    weight = 6.0 * 9.81
+    total = np.add.reduceat(rec["normal_force_n"], first)
+    assert abs(total.mean() / weight - 1.0) < 0.01
+    assert np.mean(np.abs(total / weight - 1.0) < 0.3) > 0.95
+    steps_touching = [len(np.unique(rec["t_ns"][rec["part"] == p])) / len(t) for p in range(3)]
+    assert min(steps_touching[1:]) > 0.9 and steps_touching[0] > 0.6, steps_touching
+    assert np.all(rec["nz"] > 0.95) and np.mean(rec["nz"] > 0.99) > 0.99  # pushed up
+    assert np.all(rec["z"] < 0.011)  # on the floor or a 1 cm rug
+    assert np.all(rec["other_part"] == 0xFFFF)
+    classes = seq.metadata["classes"]
+    names = {classes[c] for c in np.unique(rec["semantic"])}
+    assert names <= {"unlabeled", "floor", "rug"}, names
+
+
+def test_validate_finds_a_corrupted_contact_record(dd_sequence, tmp_path):
+    import shutil
+
+    from twinsim.sequence.checksums import write_checksums
+    from twinsim.sequence.contacts import CONTACTS_FILE
+
+    copy = tmp_path / "copy"
+    shutil.copytree(dd_sequence, copy)
+    path = copy / "contacts" / CONTACTS_FILE
+    rec = np.load(path)
+    rec[3]["normal_force_n"] = -1.0
+    rec[5]["part"] = 7
+    with path.open("r+b") as f:  # same header, records rewritten in place
+        f.seek(path.stat().st_size - rec.nbytes)
+        f.write(rec.tobytes())
+    write_checksums(copy)
+    problems = validate_sequence(copy).problems
+    assert any("record 3: normal force -1.0" in p for p in problems), problems
+    assert any("record 5: part 7 is not in parts" in p for p in problems), problems
+
+
+def test_clamped_wheel_torques_are_reported_in_the_metadata(kinds, gl_backend, tmp_path):
+    """Motors too weak for the tour's accelerations saturate; the metadata counts the steps."""
+    from twinsim.sim import run
+
+    weak = [*OVERRIDES, "robot.max_wheel_torque_nm=0.05"]
+    seq = open_sequence(run(load_config("tiny", weak, duration_s=0.5), tmp_path / "weak"))
+    clamped = seq.metadata["commands_clamped"]["robot"]["wheel_torque_nm"]
+    assert clamped["limits"] == [-0.05, 0.05]
+    assert clamped["steps"] > 0
+    assert clamped["highest_requested"] > 0.05
+    efforts = seq.table("joint_states")
+    assert np.abs(efforts["effort_wheel_left"]).max() <= 0.05 + 1e-12

@@ -1,12 +1,14 @@
-"""The drone in the apartment records the same bytes as before the plug-in refactor.
+"""The drone in the apartment records the same bytes as the stored hashes.
 
 `data/golden_drone_apartment.json` holds the sha256 of every stream file of a small run
-(people, flying objects, a LiDAR and an event camera) recorded by twinsim before robots,
-sensors and worlds became plug-ins; `metadata.json` and `scene.json` may gain fields and
-are left out, as is `checksums.csv` (added later; it only hashes the files checked here).
-The hashes hold for the MuJoCo and NumPy versions `pyproject.toml` pins and
-the CPU kernels `twinsim._numerics` pins (the run that made them: commit b64ddf3 with those
-kernels); upgrading either is a deliberate change that records them anew.
+(people, flying objects, a LiDAR and an event camera); `metadata.json` and `scene.json` may
+gain fields and are left out, as is `checksums.csv` (it only hashes the files checked here).
+First recorded before robots, sensors and worlds became plug-ins (the refactor kept them),
+re-recorded with the pinned CPU kernels (`twinsim._numerics`, commit b64ddf3), and again when
+scene format 3 fixed the robots' hinge ranges (the drone's pitch and roll limits had reached
+MuJoCo as 0.44° instead of 0.44 rad, so it could not tilt) and every robot gained its
+`contacts` stream. The hashes hold for the MuJoCo and NumPy versions `pyproject.toml` pins;
+upgrading either is a deliberate change that records them anew.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ ONE_ROBOT_STREAMS = {
     "odometry",
     "joint_states",
     "robot_state",
+    "contacts",
 }
 OVERRIDES = ["robots.alpha.kind=drone", "robots.bravo.kind=drone", "people.count=2"]
 

@@ -440,3 +440,29 @@ def test_cluttered_room_is_reported() -> None:
 def test_flight_band_above_doors_is_reported() -> None:
     with pytest.raises(PlanningError, match="flight band"):
         four_rooms().plan(DroneConfig(flight_height_m=1.9), duration_s=10.0, seed=0)
+
+
+def test_a_tour_too_long_for_its_legs_says_the_longest_duration_that_plans(monkeypatch) -> None:
+    """The bound of a tour is its legs (MAX_LEGS, 8 here to keep the test short): the error
+    gives the longest duration they allow, and 90 % of it plans."""
+    import re
+
+    import twinsim.robots.tour as tour
+
+    monkeypatch.setattr(tour, "MAX_LEGS", 8)
+    scene = four_rooms()
+    with pytest.raises(PlanningError, match=r"sim\.duration_s=1e\+09 s is longer") as err:
+        scene.plan(DroneConfig(), duration_s=1e9, seed=0)
+    longest_s = float(re.search(r"allowed: at most ~(\d+) s$", str(err.value)).group(1))
+    for seed in range(3):
+        plan = scene.plan(DroneConfig(), duration_s=0.9 * longest_s, seed=seed)
+        assert plan.path[-1].t_s >= 0.9 * longest_s
+
+
+def test_a_route_that_runs_out_of_legs_before_its_rooms_says_so(monkeypatch) -> None:
+    """Long enough but short of rooms: the duration is not blamed."""
+    import twinsim.robots.tour as tour
+
+    monkeypatch.setattr(tour, "MAX_LEGS", 1)
+    with pytest.raises(PlanningError, match=r"enters [12] of the 4 rooms it must visit in 1 legs"):
+        four_rooms().plan(DroneConfig(min_rooms_visited=4), duration_s=1.0, seed=0)

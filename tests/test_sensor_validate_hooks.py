@@ -145,8 +145,8 @@ def test_a_toy_kind_records_its_own_layout_of_what_it_measures(attitude_sequence
         np.testing.assert_allclose(R, T[:3, :3] @ R_body_sensor, atol=1e-12)
     report = validate_sequence(attitude_sequence)
     assert report.ok, report.problems
-    # four images a camera frame, and the rotation files the hook counted
-    assert report.checked["files"] == 4 * report.checked["frames"] + len(T_gt)
+    # four images a camera frame, the rotation files the hook counted, the robot's contacts.npy
+    assert report.checked["files"] == 4 * report.checked["frames"] + len(T_gt) + 1
 
 
 def test_the_toy_kinds_hook_names_its_corrupt_files(attitude_sequence, attitude_kind, tmp_path):

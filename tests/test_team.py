@@ -26,6 +26,7 @@ STREAMS = {
     "odometry",
     "joint_states",
     "robot_state",
+    "contacts",
 }
 SMALL = [
     "sensors.cam0.width=64",  # the drones' template (the default preset's sensors)

@@ -44,9 +44,10 @@ class SimConfig(_Config):
 
 
 class PeopleConfig(_Config):
-    """Animated people (GRADE: 7–40 requested; fewer may fit, the metadata says how many)."""
+    """Animated people (GRADE: 7–40 requested; fewer may fit, the metadata says how many).
+    The default world has GRADE's D count (20); the `S` preset has none."""
 
-    count: int = Field(0, ge=0, le=200)
+    count: int = Field(20, ge=0, le=200)
     speed_mps: tuple[float, float] = (0.6, 1.4)
     motions: dict[Literal["walk", "idle", "wave", "sit", "bvh"], float] = Field(
         default_factory=lambda: {"walk": 0.6, "idle": 0.15, "wave": 0.15, "sit": 0.1}
@@ -70,9 +71,10 @@ class PeopleConfig(_Config):
 
 
 class FlyingObjectsConfig(_Config):
-    """Objects flown by random time-keyed transforms; collisions deliberately not avoided."""
+    """Objects flown by random time-keyed transforms; collisions deliberately not avoided.
+    The default world flies a few (5, GRADE's smaller flying-object count)."""
 
-    count: int = Field(0, ge=0, le=100)
+    count: int = Field(5, ge=0, le=100)
     speed_mps: tuple[float, float] = (0.3, 1.5)
     classes: list[Literal["ball", "box", "toy", "bottle"]] = Field(
         default_factory=lambda: ["ball", "box", "toy", "bottle"]
@@ -95,6 +97,7 @@ class GroundTruthConfig(_Config):
     pose_rate_hz: int = Field(60, gt=0)
     odometry_rate_hz: int = Field(60, gt=0)
     joint_state_rate_hz: int = Field(120, gt=0)
+    contact_rate_hz: int = Field(120, gt=0)
 
 
 class RenderConfig(_Config):

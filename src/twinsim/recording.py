@@ -4,10 +4,10 @@ The loop (`twinsim.sim`) decides how the robots move; this decides what is recor
 step, robot by robot: `before_step` reads what describes instant k before the physics
 integrates (state, setpoints, poses, odometry, then each sensor's recorder: images, LiDAR
 sectors, event-camera renders), `after_step` what MuJoCo computes during the step
-(accelerometer, actuator efforts). A robot's recorders see its own view of the world and a
-writer that names its streams (`b.cam0` for robot b when there are several). Each sensor
-records through the recorder its kind provides (`twinsim.sensors`); a replay drives the same
-recorder from a logged state; `statistics` ends the recording.
+(accelerometer, actuator efforts, contacts and their forces). A robot's recorders see its own
+view of the world and a writer that names its streams (`b.cam0` for robot b when there are
+several). Each sensor records through the recorder its kind provides (`twinsim.sensors`); a
+replay drives the same recorder from a logged state; `statistics` ends the recording.
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ _STREAM_METHODS = frozenset(
         "append_events",
         "add_files",
         "write_file",
+        "add_contacts",
+        "append_contacts",
     }
 )
 
@@ -96,6 +98,7 @@ class RobotRecorder:
         self.pose_p = hz // gt.pose_rate_hz
         self.odom_p = hz // gt.odometry_rate_hz
         self.joint_p = hz // gt.joint_state_rate_hz
+        self.contact_p = hz // gt.contact_rate_hz
         ctx = RecordingContext(view, writer, hz, self.pose_p, frame_sources)
         robot = view.spec
         self.sensors = [
@@ -106,6 +109,8 @@ class RobotRecorder:
         kind = ROBOTS.get(robot.kind)
         writer.add_table("joint_states", joint_state_columns(kind.joint_names(robot)))
         writer.add_table("robot_state", kind.state_columns(robot))
+        self.contacts = view.world.contacts(robot.name)
+        writer.add_contacts("contacts", len(kind.part_names(robot)))
 
     def observed(self, k: int) -> bool:
         return any(r.observes(k) for r in self.sensors)
@@ -129,6 +134,9 @@ class RobotRecorder:
         if k % self.joint_p == 0:
             efforts = self.view.joint_efforts()
             self.writer.append("joint_states", t_ns, np.concatenate([step.q, step.qd, efforts]))
+        if k % self.contact_p == 0:
+            records = self.contacts.records(self.view.data, t_ns)
+            self.writer.append_contacts("contacts", records)
 
 
 class StreamRecorder:

@@ -24,6 +24,7 @@ from twinsim.scene.spec import RobotSpec, SceneSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sensors.registry import SENSORS
 from twinsim.sequence import SequenceWriter
+from twinsim.sequence.contacts import CONTACT_FIELDS
 from twinsim.sequence.layout import SEQUENCE_FORMAT_VERSION
 
 ProgressCallback = Callable[[int, int], None]
@@ -69,6 +70,12 @@ def robot_stream_metadata(cfg: TwinsimConfig, scene: SceneSpec, robot: RobotSpec
         "joints": joints,
         "units": "slides in m, m/s, N; hinges in rad, rad/s, N·m",
     }
+    streams["contacts"] = {
+        "type": "contacts",
+        "rate_hz": gt.contact_rate_hz,
+        "parts": list(ROBOTS.get(robot.kind).part_names(robot)),
+        "fields": CONTACT_FIELDS,
+    }
     streams["robot_state"] = {
         "type": "robot_state",
         "rate_hz": cfg.sim.physics_hz,
@@ -113,6 +120,7 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
 
 def run(cfg: TwinsimConfig, out: Path, progress: ProgressCallback | None = None) -> Path:
     """Generate a world for `cfg`, fly it, and record the sequence into the folder `out`."""
+    configure_backend(cfg.render.backend)  # before planning: a kind may plan in MuJoCo (IK)
     return record(build_scene(cfg), cfg, out, progress)
 
 
@@ -131,15 +139,16 @@ def record(
         with SequenceWriter(
             Path(out), scene.to_json(), metadata, rgb_png_level=cfg.output.rgb_png_level
         ) as writer:
-            stats = _fly(cfg, scene, world, writer, steps, progress)
-            writer.close({"statistics": stats})
+            stats, clamped = _fly(cfg, scene, world, writer, steps, progress)
+            writer.close({"statistics": stats, "commands_clamped": clamped})
     finally:
         world.close()
     return Path(out)
 
 
-def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> dict:
-    """Drive every robot through every step with its controller, recording; return statistics."""
+def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> tuple[dict, dict]:
+    """Drive every robot through every step with its controller, recording; return statistics
+    and what each robot's controller clamped (`clamped_report`)."""
     hz = cfg.sim.physics_hz
     recorder = StreamRecorder(cfg, scene, world, writer)
     drives = []
@@ -167,4 +176,14 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> dict:
             done = k - steps.start + 1
             if progress is not None and (done % max(1, hz // 10) == 0 or done == total):
                 progress(done, total)
-    return recorder.statistics()
+    return recorder.statistics(), clamped_report(drives)
+
+
+def clamped_report(drives) -> dict[str, dict]:
+    """Robot name → the commands its controller clamped to the robot's limits
+    (`twinsim.robots.limits`; empty where none was, or the controller does not count)."""
+    reports = {}
+    for name, _, controller in drives:
+        clamped = getattr(controller, "clamped", None)
+        reports[name] = clamped.report() if clamped is not None else {}
+    return reports

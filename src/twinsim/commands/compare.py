@@ -108,6 +108,24 @@ def compare_command(
                 "yes" if e["identical"] else "no",
             )
         console.print(events)
+    if result["contacts"]:
+        contacts = Table(title="contacts")
+        for column in (
+            "stream",
+            "records A / B",
+            "steps in contact A / B / both",
+            "max |Δ force| (N)",
+        ):
+            contacts.add_column(column)
+        for name, c in result["contacts"].items():
+            steps = c["steps_in_contact"]
+            contacts.add_row(
+                name,
+                f"{c['records']['a']} / {c['records']['b']}",
+                f"{steps['a']} / {steps['b']} / {steps['both']}",
+                _fmt(c["max_total_force_difference_n"]),
+            )
+        console.print(contacts)
     tables = Table(title="other streams")
     for column in ("stream", "samples", "max |B − A|"):
         tables.add_column(column)

@@ -78,7 +78,8 @@ def replay_command(
     snow: Annotated[float | None, typer.Option(help="Snow 0..1.")] = None,
     smoke: Annotated[float | None, typer.Option(help="Drifting smoke 0..1.")] = None,
     adversity: Annotated[
-        Adversity | None, typer.Option(help="Preset combining fog, rain, smoke, flicker.")
+        Adversity | None,
+        typer.Option(help="Preset combining fog, rain, smoke, flicker (major: walking people)."),
     ] = None,
     sensor: Annotated[
         list[str] | None,
@@ -167,8 +168,11 @@ def replay_command(
     console.print(f"twin written to [bold]{out}[/]")
     added = json.loads((out / "metadata.json").read_text(encoding="utf-8"))["twin"]["people_added"]
     if added["placed"] < added["requested"]:
+        asked = f"--add-people {added['requested']}"
+        if not variations.add_people:  # the adversity preset added them
+            asked = f"--adversity {variations.adversity.value} ({added['requested']} people)"
         console.print(
-            f"[yellow]warning:[/] --add-people {added['requested']}: only {added['placed']} "
+            f"[yellow]warning:[/] {asked}: only {added['placed']} "
             "fit clear of the furniture, the other people and the recorded robot path"
         )
 

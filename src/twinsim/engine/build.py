@@ -1,9 +1,10 @@
 """SceneSpec → `mujoco.MjSpec` → compiled model, with the id maps annotations need.
 
 Every object becomes a static body named `obj<instance_id>` holding its geoms; each robot is
-built from the body its kind describes (links, joints, motors), with what its sensors mount
-on its mount link (sites with MuJoCo sensors, cameras); with several robots every robot name
-in MuJoCo starts with the robot's stream prefix (`b.cam0`).
+built from the body its kind describes (links, joints, motors, or a robot model file attached
+whole: `engine/user_model.py`), with what its sensors mount on its mount link (sites with
+MuJoCo sensors, cameras); with several robots every robot name in MuJoCo starts with the
+robot's stream prefix (`b.cam0`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from twinsim.engine.actors import (
 from twinsim.engine.look import Look
 from twinsim.engine.meshes import textured_box
 from twinsim.engine.primitives import GEOM_TYPES, add_primitive
+from twinsim.engine.user_model import attach_model
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import BodySpec, LinkSpec, RobotSpec, SceneSpec
@@ -126,8 +128,12 @@ def _add_lights(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
             lt.type = mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
 
 
-def _add_link(spec: mujoco.MjSpec, parent: mujoco.MjsBody, link: LinkSpec) -> mujoco.MjsBody:
-    """A robot link: a body with explicit inertia, its joints and its (massless) geoms."""
+def _add_link(
+    spec: mujoco.MjSpec, parent: mujoco.MjsBody, link: LinkSpec, hinge_unit: str = "rad"
+) -> mujoco.MjsBody:
+    """A robot link: a body with explicit inertia, its joints and its (massless) geoms; hinge
+    ranges in `hinge_unit` (`SceneSpec.hinge_range_unit`: "rad" is converted to the degrees
+    the world's compiler reads)."""
     body = parent.add_body()
     body.name = link.name
     body.pos, body.quat = link.pos, link.quat
@@ -144,7 +150,8 @@ def _add_link(spec: mujoco.MjSpec, parent: mujoco.MjsBody, link: LinkSpec) -> mu
         joint.armature = j.armature
         if j.range is not None:
             joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
-            joint.range = j.range
+            to_degrees = j.type == "hinge" and hinge_unit == "rad"
+            joint.range = np.degrees(j.range) if to_degrees else j.range
     for g in link.geoms:
         geom = body.add_geom()
         geom.name = g.name
@@ -174,7 +181,9 @@ def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, robot: RobotSpec, look: Lo
     links: dict[str, mujoco.MjsBody] = {}
     for link in body_spec.links:
         parent = spec.worldbody if link.parent is None else links[link.parent]
-        links[link.name] = _add_link(spec, parent, link)
+        links[link.name] = _add_link(spec, parent, link, scene.hinge_range_unit)
+    if body_spec.model is not None:
+        links[body_spec.mount] = attach_model(spec, body_spec.model, body_spec.mount)
     for a in body_spec.actuators:
         act = spec.add_actuator()
         act.name = a.name
@@ -298,7 +307,7 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
     robot_geoms = {}
     for robot in scene.robots:
         body = robot_body(scene, robot)
-        geoms = np.array([model.geom(g.name).id for link in body.links for g in link.geoms], int)
+        geoms = np.array([model.geom(name).id for name in body.geom_names], int)
         robot_geoms[robot.name] = geoms
         if robot.instance_id is not None:
             geom_instance[geoms] = robot.instance_id

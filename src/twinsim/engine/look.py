@@ -12,8 +12,9 @@ class Look:
     Fog is MuJoCo's linear fog: colour blends into `fog_rgb` from `fog_start_m` to `fog_end_m`
     of distance, in the colour pass only (depth and masks never see it). `headlight` scales
     MuJoCo's camera headlight; `lamp_rgb` adds a spot light carried by the robot, aimed along its
-    first camera; `flicker` in [0, 1] makes every scene light's intensity oscillate at
-    `flicker_hz` with a phase per light drawn from `flicker_seed`.
+    first camera; `flicker` in [0, 1] makes all scene light (every light and the headlight)
+    dim together at `flicker_hz` to 1 - `flicker` of its level, from a phase drawn from
+    `flicker_seed` (1.0: dark at each trough; the robot's lamp stays steady).
     """
 
     fog_rgb: tuple[float, float, float] = (0.62, 0.63, 0.66)

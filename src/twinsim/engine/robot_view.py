@@ -36,7 +36,7 @@ class RobotView:
         joints = [model.joint(j.name) for j in body.joints]
         self._qpos_adr = np.array([int(j.qposadr[0]) for j in joints], dtype=int)
         self._dof_adr = np.array([int(j.dofadr[0]) for j in joints], dtype=int)
-        self._ctrl_adr = np.array([model.actuator(a.name).id for a in body.actuators], int)
+        self._ctrl_adr = np.array([model.actuator(a).id for a in body.controls], int)
         self._velocity = np.zeros(6)
 
     # what the robot's sensors share with the world

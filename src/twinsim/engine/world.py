@@ -12,11 +12,13 @@ import numpy as np
 from twinsim.config import RenderConfig
 from twinsim.engine.actors import ActorDriver
 from twinsim.engine.build import compile_model, id_maps, sensor_mounts
+from twinsim.engine.contacts import RobotContacts
 from twinsim.engine.culling import ActorCulling
 from twinsim.engine.look import Look
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.engine.robot_view import RobotView
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
+from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.base import CameraMount, SiteMount
 
@@ -70,24 +72,36 @@ class World:
         self._lights = np.array(
             [mujoco.mj_name2id(self.model, light, li.name) for li in scene.lights], dtype=int
         )
-        self._light_diffuse = self.model.light_diffuse[self._lights].copy()
-        self._light_phase = np.random.default_rng(look.flicker_seed).uniform(
-            0.0, 2 * np.pi, len(self._lights)
-        )
+        self._lit = self._lighting()  # as compiled: the levels flicker scales
+        self._flicker_phase = np.random.default_rng(look.flicker_seed).uniform(0.0, 2 * np.pi)
 
     def _sensor_adr(self, name: str) -> int:
         return int(
             self.model.sensor_adr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, name)]
         )
 
+    def _lighting(self) -> list[np.ndarray]:
+        """Copies of the colours flicker scales: the scene lights' diffuse, specular and
+        ambient, then the camera headlight's (the robot's own lamp stays steady)."""
+        m, lights, head = self.model, self._lights, self.model.vis.headlight
+        lit = (m.light_diffuse[lights], m.light_specular[lights], m.light_ambient[lights])
+        return [a.copy() for a in (*lit, head.ambient, head.diffuse, head.specular)]
+
     def apply_lighting(self, t_s: float) -> None:
-        """Scene lights' intensity at t under the look's flicker (no-op without flicker)."""
+        """All scene light at t under the look's flicker (no-op without it): the lights and the
+        headlight (MuJoCo's stand-in for the light the room bounces) dim together, down to
+        1 - flicker of their level, so flicker 1.0 darkens the image fully at each trough."""
         look = self.look
-        if look.flicker <= 0.0 or not len(self._lights):
+        if look.flicker <= 0.0:
             return
-        wave = 0.5 + 0.5 * np.sin(2 * np.pi * look.flicker_hz * t_s + self._light_phase)
-        gain = 1.0 - look.flicker * wave
-        self.model.light_diffuse[self._lights] = self._light_diffuse * gain[:, None]
+        wave = 0.5 + 0.5 * np.sin(2 * np.pi * look.flicker_hz * t_s + self._flicker_phase)
+        self._set_lighting([base * (1.0 - look.flicker * wave) for base in self._lit])
+
+    def _set_lighting(self, values: list[np.ndarray]) -> None:
+        """Set the colours `_lighting` reads, in its order."""
+        m, lights, head = self.model, self._lights, self.model.vis.headlight
+        m.light_diffuse[lights], m.light_specular[lights], m.light_ambient[lights] = values[:3]
+        head.ambient[:], head.diffuse[:], head.specular[:] = values[3:]
 
     def pose_actors(self, t_s: float, observed: bool = True) -> None:
         """Move people and flying objects to their poses at t (before the step of that instant).
@@ -110,6 +124,13 @@ class World:
     def robot(self, name: str | None = None) -> RobotView:
         """The view of robot `name` (default: the first, the only one of a one-robot world)."""
         return self.robots[name] if name is not None else next(iter(self.robots.values()))
+
+    def contacts(self, robot: str) -> RobotContacts:
+        """The reader of robot `robot`'s contacts (its parts as its kind names them)."""
+        spec = self.robots[robot].spec
+        prefix = self.scene.stream_prefix(robot)
+        parts = [self.model.body(prefix + p).id for p in ROBOTS.get(spec.kind).part_names(spec)]
+        return RobotContacts(self.model, self.maps, self.maps.robot_geoms[robot], parts)
 
     def T_world_cam(self, camera: str) -> np.ndarray:
         """Pose of a camera's OpenCV optical frame (x right, y down, z forward) in the world."""
@@ -142,7 +163,7 @@ class World:
             self._scratch = mujoco.MjData(model)
         scratch = self._scratch
         posed = (model.geom_size, model.geom_pos, model.geom_rbound, model.geom_aabb)
-        saved = [a.copy() for a in (*posed, model.light_diffuse)]
+        saved, lit = [a.copy() for a in posed], self._lighting()
         try:
             scratch.qpos[:] = qpos
             self.actors.apply(scratch, t_s)
@@ -151,8 +172,9 @@ class World:
             mujoco.mj_camlight(model, scratch)
             return self._renderer(camera, width, height).render(scratch)
         finally:
-            for array, copy in zip((*posed, model.light_diffuse), saved, strict=True):
+            for array, copy in zip(posed, saved, strict=True):
                 array[:] = copy
+            self._set_lighting(lit)
 
     def _renderer(self, camera: str, width: int, height: int) -> CameraRenderer:
         renderer = self._renderers.get(camera)

@@ -11,6 +11,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from twinsim.eval.trajectory import Trajectory, TrajectoryError, clean, from_poses
+from twinsim.sequence.layout import INCOMPLETE, METADATA
 
 
 class TrajectoryFormat(StrEnum):
@@ -56,10 +57,11 @@ def read_trajectory(
 
 
 def guess_format(path: Path) -> TrajectoryFormat:
-    """Sequence folder, bag (folder with metadata.yaml, .mcap/.db3/.bag), .csv = EuRoC, else by
-    the number of columns: 8 = TUM, 12 = KITTI."""
+    """Sequence folder (also one a run left INCOMPLETE, which its reader names), bag (folder with
+    metadata.yaml, .mcap/.db3/.bag), .csv = EuRoC, else by the number of columns: 8 = TUM,
+    12 = KITTI."""
     if path.is_dir():
-        if (path / "metadata.json").is_file():
+        if (path / METADATA).is_file() or (path / INCOMPLETE).exists():
             return TrajectoryFormat.sequence
         if (path / "metadata.yaml").is_file():
             return TrajectoryFormat.bag

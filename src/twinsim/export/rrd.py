@@ -7,7 +7,9 @@ by its ground truth. Time is the `sim_time` timeline, the sequence clock in exac
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +24,16 @@ from twinsim.export.common import (
     prepare_output,
     streams_of_type,
 )
+from twinsim.sequence.layout import CHECKSUMS, METADATA
 from twinsim.sequence.reader import SequenceReader
 
 TIMELINE = "sim_time"
 RRD_NAME = "recording.rrd"
+# Chunks are cut by size only (Rerun's default 2 MiB), never by the batcher's wall-clock tick,
+# so their boundaries depend on the sequence alone.
+CHUNK_BYTES = 2 << 20
+CHUNK_ROWS = 1 << 32
+_NO_TICK = timedelta(days=365)
 
 
 def export_rerun(seq: SequenceReader, out: Path, *, progress: Progress = no_progress) -> Path:
@@ -34,19 +42,25 @@ def export_rerun(seq: SequenceReader, out: Path, *, progress: Progress = no_prog
 
     out = prepare_output(out)
     path = out / RRD_NAME
-    recording_id = uuid.uuid5(
-        uuid.NAMESPACE_URL, f"twinsim:{seq.path.name}:{seq.metadata.get('seed')}"
+    rec = rr.RecordingStream(
+        "twinsim",
+        recording_id=content_recording_id(seq.path),
+        send_properties=False,  # its only property is the wall-clock start time
+        batcher_config=rr.ChunkBatcherConfig(
+            flush_tick=_NO_TICK, flush_num_bytes=CHUNK_BYTES, flush_num_rows=CHUNK_ROWS
+        ),
     )
-    rec = rr.RecordingStream("twinsim", recording_id=recording_id)
     rec.save(path)
     rec.set_log_time_enabled(False)
     rec.set_log_tick_enabled(False)
     logger = _Logger(rr, rec, seq)
     logger.static()
+    rec.flush()  # logged rows go through the batcher's thread, sent columns do not: in turn
     cameras, lidars = streams_of_type(seq, "camera"), streams_of_type(seq, "lidar")
     total = sum(seq.stream_info(s)["count"] for s in cameras + lidars) + 1
     done = 0
     logger.tables()
+    rec.flush()
     for camera in cameras:
         for frame in seq.camera(camera):
             logger.frame(camera, frame)
@@ -63,6 +77,17 @@ def export_rerun(seq: SequenceReader, out: Path, *, progress: Progress = no_prog
     return path
 
 
+def content_recording_id(seq_path: Path) -> uuid.UUID:
+    """A recording id that names the sequence's content, not its folder: a UUID-5 of the bytes
+    of `metadata.json` and `checksums.csv` (every other file's CRC-32 and size), where present."""
+    digest = hashlib.sha256()
+    for name in (METADATA, CHECKSUMS):
+        path = seq_path / name
+        data = path.read_bytes() if path.is_file() else b""
+        digest.update(f"{name}\0{len(data)}\0".encode() + data)
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"twinsim:sequence:{digest.hexdigest()}")
+
+
 class _Logger:
     """Writes entities of one sequence into a recording stream."""
 
@@ -76,10 +101,10 @@ class _Logger:
 
     def static(self) -> None:
         rr, rec = self.rr, self.rec
-        rec.log("world", rr.ViewCoordinates.RIGHT_HAND_Z_UP, static=True)
         colors = class_palette(len(self.classes))
-        rec.log(
+        rec.log(  # one call: two would be two chunks of one entity, in the batcher's hash order
             "world",
+            rr.ViewCoordinates.RIGHT_HAND_Z_UP,
             rr.AnnotationContext(
                 [
                     rr.AnnotationInfo(id=i, label=name, color=tuple(colors[i]))

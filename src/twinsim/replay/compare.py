@@ -205,6 +205,27 @@ def _events(seq_a: SequenceReader, seq_b: SequenceReader, name: str) -> dict:
     }
 
 
+def _contacts(seq_a: SequenceReader, seq_b: SequenceReader, name: str) -> dict:
+    """Contact records of each, steps in contact in one only, and the largest difference of
+    the total normal force at a step both touch."""
+    ca, cb = seq_a.contacts(name), seq_b.contacts(name)
+    ta, fa = _force_per_step(ca)
+    tb, fb = _force_per_step(cb)
+    ia, ib = _common(ta, tb)
+    diff = float(np.abs(fb[ib] - fa[ia]).max()) if len(ia) else 0.0
+    return {
+        "records": {"a": len(ca), "b": len(cb)},
+        "steps_in_contact": {"a": len(ta), "b": len(tb), "both": len(ia)},
+        "max_total_force_difference_n": diff,
+    }
+
+
+def _force_per_step(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(step times with a contact, total normal force at each)."""
+    t, first = np.unique(records["t_ns"], return_index=True)
+    return t, np.add.reduceat(records["normal_force_n"], first) if len(t) else np.zeros(0)
+
+
 def _kind(seq: SequenceReader, name: str) -> str | None:
     kind = seq.stream_info(name).get("type")
     return EVENT_CAMERA if kind in EVENT_TYPES else kind
@@ -236,6 +257,7 @@ def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> dict:
         "cameras": {},
         "lidars": {},
         "event_cameras": {},
+        "contacts": {},
         "tables": {},
     }
     for name in shared:
@@ -253,6 +275,8 @@ def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> dict:
             result["lidars"][name] = _lidar(seq_a, seq_b, name)
         elif kind == EVENT_CAMERA:
             result["event_cameras"][name] = _events(seq_a, seq_b, name)
+        elif kind == "contacts":
+            result["contacts"][name] = _contacts(seq_a, seq_b, name)
         else:
             result["tables"][name] = _table(seq_a, seq_b, name)
     result["only_in_a"] = [s for s in seq_a.streams if s not in seq_b.streams]

@@ -38,6 +38,17 @@ def _columns(iid: int, name: str, xy: np.ndarray, half: float, height: float) ->
     return ObjectSpec(instance_id=iid, name=name, semantic_class="wall", pos=(0, 0, 0), geoms=geoms)
 
 
+def added_people_config(
+    recorded: PeopleConfig, count: int, motions: dict[str, float] | None
+) -> PeopleConfig:
+    """The recorded run's people config for `count` added people; `motions` (weights of the
+    procedural motions, e.g. walkers only) replaces its mix and its motion-capture clips."""
+    update: dict = {"count": count}
+    if motions is not None:
+        update |= {"motions": dict(motions), "bvh_files": []}
+    return recorded.model_copy(update=update)
+
+
 def add_actors(
     scene: SceneSpec,
     robot_xy: np.ndarray,

@@ -34,7 +34,7 @@ from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.replay.actors import remove_actors
 from twinsim.replay.light import look_for, relight
 from twinsim.replay.materials import rematerial
-from twinsim.replay.populate import add_actors
+from twinsim.replay.populate import add_actors, added_people_config
 from twinsim.replay.reuse import reusable_cameras
 from twinsim.replay.sensors import twin_sensors
 from twinsim.replay.source import ReplaySource, load_source
@@ -86,7 +86,7 @@ def plan_twin(source: ReplaySource, variations: Variations) -> TwinPlan:
         scene, _ = add_actors(
             scene,
             np.concatenate([log.qpos[:, :2] for log in source.logs.values()]),
-            cfg.people.model_copy(update={"count": v.add_people}),
+            added_people_config(cfg.people, v.add_people, v.add_people_motions),
             cfg.flying_objects.model_copy(update={"count": v.add_flying_objects}),
             cfg.sim.bootstrap_s + cfg.sim.duration_s,
             np.random.default_rng(np.random.SeedSequence([v.seed, 0xADD])),
@@ -161,11 +161,11 @@ class _WeatherWriter:
 
 def _twin_metadata(source: ReplaySource, plan: TwinPlan, mode: ReplayMode, steps) -> dict:
     metadata = build_metadata(plan.config, plan.scene, steps)
+    added = plan.variations.resolved().add_people  # asked for, by the user or the adversity
     if plan.config == source.config:  # the recorded text, even if newer configs have more fields
         metadata["config"] = source.metadata["config"]
     metadata["people"] = {
-        "requested": source.metadata.get("people", {}).get("requested", 0)
-        + plan.variations.add_people,
+        "requested": source.metadata.get("people", {}).get("requested", 0) + added,
         "placed": len(plan.scene.people),
     }
     metadata["twin"] = {
@@ -173,11 +173,13 @@ def _twin_metadata(source: ReplaySource, plan: TwinPlan, mode: ReplayMode, steps
         "source_seed": source.metadata.get("seed"),
         "source_twinsim_version": source.metadata.get("twinsim_version"),
         "mode": mode.value,
-        "people_added": {"requested": plan.variations.add_people, "placed": plan.added_people},
+        "people_added": {"requested": added, "placed": plan.added_people},
         "variations": plan.variations.summary(),
         "look": asdict(plan.look),
         "weather": plan.weather,
     }
+    if "commands_clamped" in source.metadata:  # the replay repeats the source's commands
+        metadata["commands_clamped"] = source.metadata["commands_clamped"]
     return metadata
 
 

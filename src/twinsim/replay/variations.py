@@ -1,8 +1,9 @@
 """What a twin changes about a recorded run: composable variations, from the CLI, YAML or Python.
 
 Every field defaults to "no change", so `Variations()` is an exact repetition. `adversity`
-presets (Unreal Robotics Lab's none / minor / major) fill in fog, rain, smoke and flickering
-light wherever the same field is not given explicitly; `resolved()` applies them.
+presets (Unreal Robotics Lab's none / minor / major) fill in fog, rain, smoke, flickering light
+and added walking people wherever the same field is not given explicitly; `resolved()` applies
+them.
 
 Sensors of any registered kind are added, changed and removed through `sensors` (name →
 fields, a new sensor's with its `kind`) and `remove_sensors`. The per-kind fields of earlier
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
@@ -151,6 +152,8 @@ class Variations(_Model):
     remove_classes: tuple[str, ...] = ()
     remove_instances: tuple[int, ...] = ()
     add_people: int = Field(0, ge=0, le=100)
+    # weights of the added people's motions; None: the recorded run's mix (clips included)
+    add_people_motions: dict[Literal["walk", "idle", "wave", "sit"], float] | None = None
     add_flying_objects: int = Field(0, ge=0, le=100)
     light: LightVariation = LightVariation()
     materials_seed: int | None = Field(None, ge=0)
@@ -166,6 +169,13 @@ class Variations(_Model):
     stereo: StereoVariation | None = None
     seed: int = Field(0, ge=0)
     _written_as: dict[tuple[str, str], str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _motion_weights(self) -> Variations:
+        w = self.add_people_motions
+        if w is not None and (any(v < 0 for v in w.values()) or sum(w.values()) <= 0):
+            raise ValueError(f"add_people_motions={w}: weights must be >= 0 with a positive sum")
+        return self
 
     @model_validator(mode="wrap")
     @classmethod
@@ -184,10 +194,13 @@ class Variations(_Model):
         return self._written_as.get((field, name), field)
 
     def resolved(self) -> Variations:
-        """The variations with the adversity preset filled in where a field was left unset."""
-        preset = ADVERSITY[self.adversity]
+        """The variations with the adversity preset filled in where a field was left unset
+        (at its default: None, or no added people)."""
+        preset, fields = ADVERSITY[self.adversity], Variations.model_fields
         update: dict = {
-            k: v for k, v in preset.items() if k != "flicker" and getattr(self, k) is None
+            k: v
+            for k, v in preset.items()
+            if k != "flicker" and getattr(self, k) == fields[k].default
         }
         if preset.get("flicker") and self.light.flicker == 0.0:
             update["light"] = self.light.model_copy(update={"flicker": preset["flicker"]})
@@ -198,11 +211,20 @@ class Variations(_Model):
         return self.model_dump(mode="json", exclude_defaults=True)
 
 
-#: Unreal Robotics Lab's adversity levels as twinsim variations (fog, rain, smoke, flicker).
-ADVERSITY: dict[Adversity, dict[str, float]] = {
+#: Unreal Robotics Lab's adversity levels as twinsim variations: minor is environmental effects
+#: only (haze, rain, light smoke); major adds heavier ones, dynamic lighting (flicker) and
+#: moving people (walkers placed clear of the recorded robot path, from the twin's seed).
+ADVERSITY: dict[Adversity, dict[str, Any]] = {
     Adversity.none: {},
-    Adversity.minor: {"fog": 0.15, "rain": 0.3, "flicker": 0.15},
-    Adversity.major: {"fog": 0.35, "rain": 0.8, "smoke": 0.6, "flicker": 0.4},
+    Adversity.minor: {"fog": 0.15, "rain": 0.3, "smoke": 0.2},
+    Adversity.major: {
+        "fog": 0.35,
+        "rain": 0.8,
+        "smoke": 0.6,
+        "flicker": 0.4,
+        "add_people": 3,
+        "add_people_motions": {"walk": 1.0},
+    },
 }
 
 

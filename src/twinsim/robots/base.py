@@ -26,7 +26,7 @@ from twinsim.scene.spec import BodySpec, RobotSpec
 from twinsim.sensors.registry import SENSOR_CONFIG
 
 #: the streams every robot records besides its sensors'
-ROBOT_STREAMS = ("groundtruth_body", "odometry", "joint_states", "robot_state")
+ROBOT_STREAMS = ("groundtruth_body", "odometry", "joint_states", "robot_state", "contacts")
 SENSOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 #: (N, 2) world x, y → (N,) bool: where a robot may start (e.g. clear of people's traces)
 StartFilter = Callable[[np.ndarray], np.ndarray]
@@ -134,6 +134,10 @@ class Robot(ABC):
     def joint_names(self, spec: RobotSpec) -> tuple[str, ...]:
         """The robot's joint coordinates in qpos order (also the joint_states columns)."""
         return tuple(j.name for j in self.body(spec).joints)
+
+    def part_names(self, spec: RobotSpec) -> tuple[str, ...]:
+        """The robot's parts its `contacts` stream names: by default its links."""
+        return tuple(link.name for link in self.body(spec).links)
 
     def actuator_names(self, spec: RobotSpec) -> tuple[str, ...]:
         """The actuators in control order; by default named after the joint each drives."""

@@ -21,6 +21,7 @@ import numpy as np
 
 from twinsim.robots.base import RobotLog
 from twinsim.robots.diff_drive import WHEELS, DiffDriveSpec
+from twinsim.robots.limits import ClampedCommands
 from twinsim.robots.trajectory import Trajectory
 
 K_X, K_Y, K_THETA = 2.0, 10.0, 3.0  # 1/s, 1/m², 1/s
@@ -42,6 +43,7 @@ class DiffDriveController:
         self.trajectory = trajectory
         self.dt = 1.0 / physics_hz
         self.integral = np.zeros(2)  # wheel angle error, rad
+        self.clamped = ClampedCommands()
 
     def reference(self, t_s: float) -> np.ndarray:
         """The reference at time t: x, y, yaw (unwrapped), forward speed and yaw rate."""
@@ -49,8 +51,11 @@ class DiffDriveController:
         v_r = float(np.cos(ref.yaw) * ref.vel[0] + np.sin(ref.yaw) * ref.vel[1])
         return np.array([ref.pos[0], ref.pos[1], ref.yaw, v_r, ref.yaw_rate])
 
-    def command(self, reference: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """The follower's (v, ω) for a reference and the chassis pose, clamped to the limits."""
+    def command(
+        self, reference: np.ndarray, q: np.ndarray, clamped: ClampedCommands | None = None
+    ) -> np.ndarray:
+        """The follower's (v, ω) for a reference and the chassis pose, clamped to the limits
+        (counted in `clamped` where given)."""
         x_r, y_r, yaw_r, v_r, w_r = reference
         yaw = q[3]
         c, s = np.cos(yaw), np.sin(yaw)
@@ -60,12 +65,13 @@ class DiffDriveController:
         v = v_r * np.cos(e_yaw) + K_X * e_x
         w = w_r + K_Y * v_r * e_y + K_THETA * np.sin(e_yaw)
         max_v, max_w = self.robot.max_speed_mps, np.deg2rad(self.robot.max_yaw_rate_dps)
-        return np.array([np.clip(v, -max_v, max_v), np.clip(w, -max_w, max_w)])
+        clamp = (clamped or ClampedCommands()).clip
+        return np.array([clamp("v_mps", v, -max_v, max_v), clamp("w_radps", w, -max_w, max_w)])
 
     def setpoint(self, t_s: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """The reference at t and the (v, ω) command the follower gives for it."""
         reference = self.reference(t_s)
-        return np.concatenate([reference, self.command(reference, q)])
+        return np.concatenate([reference, self.command(reference, q, self.clamped)])
 
     def _wheel_refs(self, command: np.ndarray) -> np.ndarray:
         return wheel_speeds(*command, self.robot.wheel_radius_m, self.robot.track_m)
@@ -79,7 +85,7 @@ class DiffDriveController:
         torque = KP_WHEEL * err + KI_WHEEL * self.integral
         saturated = np.abs(torque) > limit  # anti-windup: hold the integral while saturated
         self.integral = np.where(saturated, self.integral - err * self.dt, self.integral)
-        return np.clip(torque, -limit, limit)
+        return self.clamped.clip("wheel_torque_nm", torque, -limit, limit)
 
     def recover_integral(self, log: RobotLog) -> None:
         """Set the integral as it was before the log's first row: the first row's torque and

@@ -10,6 +10,7 @@ import numpy as np
 
 from twinsim.robots.base import RobotLog
 from twinsim.robots.drone import JOINT_NAMES, DroneSpec
+from twinsim.robots.limits import ClampedCommands
 from twinsim.robots.pid import JointPid
 from twinsim.robots.trajectory import Trajectory
 
@@ -39,6 +40,7 @@ class FlightController:
         )
         self.position_mode = np.ones(6, dtype=bool)
         self._tilt = np.zeros(2)  # pitch, roll actually commanded (rate-limited)
+        self.clamped = ClampedCommands()
 
     def setpoint(self, t_s: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Joint set-points (q_ref, qd_ref, qdd_ff) from the trajectory at time t, yaw unwrapped
@@ -47,17 +49,23 @@ class FlightController:
         ref = self.trajectory.reference(t_s)
         yaw = yaw_now + np.arctan2(np.sin(ref.yaw - yaw_now), np.cos(ref.yaw - yaw_now))
         speed = np.linalg.norm(ref.vel)
+        self.clamped.note("speed_mps", speed, self.robot.max_speed_mps)
         vel = ref.vel * min(1.0, self.robot.max_speed_mps / speed) if speed > 0 else ref.vel
         max_yaw_rate = np.deg2rad(self.robot.max_yaw_rate_dps)
-        yaw_rate = float(np.clip(ref.yaw_rate, -max_yaw_rate, max_yaw_rate))
+        yaw_rate = float(
+            self.clamped.clip("yaw_rate_radps", ref.yaw_rate, -max_yaw_rate, max_yaw_rate)
+        )
         tilt_target = np.zeros(2)
         if not self.robot.horizontal:
             c, s = np.cos(yaw), np.sin(yaw)
             a_forward = c * ref.acc[0] + s * ref.acc[1]
             a_left = -s * ref.acc[0] + c * ref.acc[1]
             limit = np.deg2rad(self.robot.max_roll_pitch_deg)
-            tilt_target = np.clip(
-                [np.arctan2(a_forward, GRAVITY), -np.arctan2(a_left, GRAVITY)], -limit, limit
+            tilt_target = self.clamped.clip(
+                "tilt_rad",
+                [np.arctan2(a_forward, GRAVITY), -np.arctan2(a_left, GRAVITY)],
+                -limit,
+                limit,
             )
         max_step = np.deg2rad(self.robot.max_roll_pitch_rate_dps) * self.dt
         tilt_rate = np.clip(tilt_target - self._tilt, -max_step, max_step) / self.dt
@@ -90,4 +98,4 @@ class FlightController:
         acc = self.pid.update(q, qd, q_ref, qd_ref, self.position_mode, self.dt) + qdd_ff
         acc[2] += GRAVITY
         effort = self.effective_mass * acc
-        return np.clip(effort, -self.pid.effort_limit, self.pid.effort_limit)
+        return self.clamped.clip("effort", effort, -self.pid.effort_limit, self.pid.effort_limit)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.robots.base import RobotLog
+from twinsim.robots.limits import ClampedCommands
 from twinsim.robots.omni import JOINT_NAMES, OmniSpec
 from twinsim.robots.pid import JointPid
 from twinsim.robots.trajectory import Trajectory
@@ -52,6 +53,7 @@ class OmniController:
             * np.array([TRACTION_MPS2, TRACTION_MPS2, YAW_ACCEL_RADPS2]),
         )
         self.position_mode = np.ones(3, dtype=bool)
+        self.clamped = ClampedCommands()
 
     def setpoint(self, t_s: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Pose set-point (yaw unwrapped next to the current yaw), the clamped body-frame
@@ -60,10 +62,11 @@ class OmniController:
         yaw = q[2] + np.arctan2(np.sin(ref.yaw - q[2]), np.cos(ref.yaw - q[2]))
         vel = ref.vel[:2]
         speed = float(np.hypot(*vel))
+        self.clamped.note("speed_mps", speed, self.robot.max_speed_mps)
         if speed > self.robot.max_speed_mps:
             vel = vel * (self.robot.max_speed_mps / speed)
         max_rate = np.deg2rad(self.robot.max_yaw_rate_dps)
-        rate = float(np.clip(ref.yaw_rate, -max_rate, max_rate))
+        rate = float(self.clamped.clip("yaw_rate_radps", ref.yaw_rate, -max_rate, max_rate))
         c, s = np.cos(yaw), np.sin(yaw)
         command = np.array([c * vel[0] + s * vel[1], -s * vel[0] + c * vel[1], rate])
         return np.concatenate([[ref.pos[0], ref.pos[1], yaw], command, [*ref.acc[:2], 0.0]])
@@ -73,7 +76,8 @@ class OmniController:
         q_ref, command, qdd_ff = np.split(setpoint, 3)
         qd_ref = body_to_world(q_ref[2], command)
         acc = self.pid.update(q, qd, q_ref, qd_ref, self.position_mode, self.dt) + qdd_ff
-        return np.clip(self.effective_mass * acc, -self.pid.effort_limit, self.pid.effort_limit)
+        limit = self.pid.effort_limit
+        return self.clamped.clip("effort", self.effective_mass * acc, -limit, limit)
 
     def recover_integral(self, log: RobotLog) -> None:
         """Set the PID integral as it was before the log's first row.

@@ -24,6 +24,7 @@ from twinsim.robots.tour import (
     Anchor,
     PlannerOptions,
     PlanningError,
+    RouteTooLongError,
     TourPlanner,
     TourRequest,
     TourState,
@@ -314,9 +315,18 @@ def _tour(
         max_accel_mps2=opt.max_accel_mps2,
         max_lateral_accel_mps2=opt.max_lateral_accel_mps2,
     )
-    target_m = 0.8 * req.max_speed_mps * duration_s
+    pace_mps = 0.8 * req.max_speed_mps  # a tour's mean speed, counting turns and doors
+    target_m = pace_mps * duration_s
     for _ in range(10):
-        planner.extend(state, target_m, need, rng)
+        try:
+            planner.extend(state, target_m, need, rng)
+        except RouteTooLongError as exc:
+            longest_s = exc.length_m / pace_mps
+            raise PlanningError(
+                f"sim.duration_s={duration_s:g} s is longer than a tour of this world can last: "
+                f"a route has at most {exc.legs} legs ({exc.length_m:.0f} m here, "
+                f"~{longest_s:.0f} s at {pace_mps:g} m/s); allowed: at most ~{longest_s:.0f} s"
+            ) from None
         route = planner.finish(state, rng)
         curves = [
             smooth_path(fs, piece, req.clearance_m + opt.margin_m / 2, opt.margin_m / 2)

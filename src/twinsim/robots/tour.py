@@ -25,10 +25,19 @@ from twinsim.scene.spec import DoorSpec
 _MAX_TURN_RAD = math.radians(135.0)
 CUSP_RAD = math.radians(150.0)  # sharper corners: stop and turn on the spot
 SPREAD_M = 2.5  # in a world without rooms, via points keep this far from the route so far
+MAX_LEGS = 1000  # a route has at most this many legs: what bounds a tour's length
 
 
 class PlanningError(TwinsimError):
     """No tour satisfies the request in this scene (unreachable rooms, no free space, ...)."""
+
+
+class RouteTooLongError(PlanningError):
+    """The route would need more than `legs` (MAX_LEGS) legs, which reach `length_m`."""
+
+    def __init__(self, legs: int, length_m: float) -> None:
+        super().__init__(f"route longer than {legs} legs ({length_m:.0f} m)")
+        self.legs, self.length_m = legs, length_m
 
 
 @dataclass(frozen=True)
@@ -436,8 +445,13 @@ class TourPlanner:
     ) -> None:
         """Add legs through further rooms until the route is long enough and visits `need` rooms."""
         while state.length_m < target_m or len(set(state.rooms)) < need:
-            if len(state.legs) >= 1000:
-                raise PlanningError("route does not converge (1000 legs)")
+            if len(state.legs) >= MAX_LEGS and state.length_m < target_m:
+                raise RouteTooLongError(len(state.legs), state.length_m)
+            if len(state.legs) >= MAX_LEGS:
+                raise PlanningError(
+                    f"the route enters {len(set(state.rooms))} of the {need} rooms it must "
+                    f"visit in {MAX_LEGS} legs"
+                )
             if state.place not in self.exits:  # a closed room: wander between via points
                 pts, via = self.leg(state, None, rng)
                 state.entry = Anchor(point=pts[-1], node=via)

@@ -28,7 +28,8 @@ GeomType = Literal["box", "cylinder", "sphere", "capsule", "ellipsoid"]
 
 #: 2: `robots` (each with its `name`) replaced the one `robot`, and sensors name their robot;
 #: format 1 still reads (as one robot named `robot`)
-SCENE_FORMAT_VERSION = 2
+#: 3: `hinge_range_unit` (older scenes' hinge ranges were read by MuJoCo as degrees)
+SCENE_FORMAT_VERSION = 3
 ROBOT_GEOM_GROUP = 3  # MuJoCo geom group of robot parts: they collide, on-board cameras skip them
 
 
@@ -196,18 +197,99 @@ class ActuatorSpec(_Spec):
     joint: str
 
 
+class ModelAssetSpec(_Spec):
+    """A file a robot model file references (a mesh, a texture), embedded whole so a replay
+    needs nothing on disk: `path` as the model names it, relative to the model file's folder."""
+
+    path: str
+    sha256: str
+    data_b64: str
+
+
+class ModelFileSpec(_Spec):
+    """A user's robot file (MJCF or URDF) as it was read: its text, SHA-256 and the files it
+    references; `source` is where it was read from (for the record only)."""
+
+    format: Literal["mjcf", "urdf"]
+    source: str
+    sha256: str
+    text: str
+    assets: tuple[ModelAssetSpec, ...] = ()
+
+
+class AttachedModelSpec(_Spec):
+    """A robot model file compiled by MuJoCo and attached to the world (`engine/user_model.py`).
+
+    Its root body `root` (the file's name) is placed at `pos`/`quat` on the world, its own free
+    joint (if any) replaced by `base_joints`; every MuJoCo name from the file starts with
+    `prefix`. `joints`, `actuators` and `geoms` list the file's (MuJoCo names, qpos and control
+    order; unnamed geoms named by the engine). Where `mount_parent` is given (a body, MuJoCo
+    name) the engine adds the body the robot's sensors mount on there, at `mount_pos` /
+    `mount_quat` (a site's frame).
+    """
+
+    file: ModelFileSpec
+    prefix: str
+    root: str
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = IDENTITY_QUAT
+    base_joints: tuple[JointSpec, ...] = ()
+    joints: tuple[JointSpec, ...] = ()
+    actuators: tuple[str, ...] = ()
+    geoms: tuple[str, ...] = ()
+    mount_parent: str | None = None
+    mount_pos: Vec3 = (0.0, 0.0, 0.0)
+    mount_quat: Quat = IDENTITY_QUAT
+
+    def prefixed(self, prefix: str) -> AttachedModelSpec:
+        """The same model with every MuJoCo name it lists starting with `prefix` too."""
+
+        def joints(specs: tuple[JointSpec, ...]) -> tuple[JointSpec, ...]:
+            return tuple(j.model_copy(update={"name": prefix + j.name}) for j in specs)
+
+        return self.model_copy(
+            update={
+                "prefix": prefix + self.prefix,
+                "base_joints": joints(self.base_joints),
+                "joints": joints(self.joints),
+                "actuators": tuple(prefix + a for a in self.actuators),
+                "geoms": tuple(prefix + g for g in self.geoms),
+                "mount_parent": None if self.mount_parent is None else prefix + self.mount_parent,
+            }
+        )
+
+
 class BodySpec(_Spec):
     """A robot's body as data, built by the engine: links (root first), actuators, and the link
-    its sensors are mounted on (its frame is the robot's body frame, x forward, z up)."""
+    its sensors are mounted on (its frame is the robot's body frame, x forward, z up).
+
+    `model` is a robot model file attached as it is (a user's MJCF or URDF); its joints follow
+    the links', its own actuators the `actuators` (plain motors twinsim adds)."""
 
     links: tuple[LinkSpec, ...]
     actuators: tuple[ActuatorSpec, ...] = ()
     mount: str
+    model: AttachedModelSpec | None = None
 
     @property
     def joints(self) -> tuple[JointSpec, ...]:
         """Every joint in kinematic order (the order of the robot's qpos and qvel)."""
-        return tuple(j for link in self.links for j in link.joints)
+        links = tuple(j for link in self.links for j in link.joints)
+        if self.model is None:
+            return links
+        return (*links, *self.model.base_joints, *self.model.joints)
+
+    @property
+    def controls(self) -> tuple[str, ...]:
+        """MuJoCo names of every actuator in control order: the motors, then the model's own."""
+        own = () if self.model is None else self.model.actuators
+        return (*(a.name for a in self.actuators), *own)
+
+    @property
+    def geom_names(self) -> tuple[str, ...]:
+        """MuJoCo names of every geom of the body (the links', then the model's)."""
+        own = () if self.model is None else self.model.geoms
+        return (*(g.name for link in self.links for g in link.geoms), *own)
 
     def prefixed(self, prefix: str) -> BodySpec:
         """The same body with every MuJoCo name (links, joints, geoms, actuators) prefixed, so
@@ -234,7 +316,8 @@ class BodySpec(_Spec):
             for a in self.actuators
         )
         links = tuple(link(x) for x in self.links)
-        return BodySpec(links=links, actuators=actuators, mount=prefix + self.mount)
+        model = None if self.model is None else self.model.prefixed(prefix)
+        return BodySpec(links=links, actuators=actuators, mount=prefix + self.mount, model=model)
 
 
 def _robot_spec_model(entry) -> type[RobotSpec]:
@@ -373,16 +456,23 @@ class SceneSpec(_Spec):
     sensors: tuple[SensorSpec, ...] = ()
     people: tuple[PersonSpec, ...] = ()
     flying_objects: tuple[FlyingObjectSpec, ...] = ()
+    #: how the engine gives MuJoCo the robots' hinge ranges (`JointSpec.range`, in rad): "rad"
+    #: converts them for MuJoCo's degree-reading compiler; "deg" hands the numbers over as
+    #: they are, as twinsim did up to scene format 2 (a 0.44 rad limit became 0.44°), so old
+    #: sequences replay exactly as they were recorded
+    hinge_range_unit: Literal["rad", "deg"] = "rad"
 
     @model_validator(mode="before")
     @classmethod
-    def _read_format_1(cls, data: Any) -> Any:
-        """A format-1 scene (one `robot`) as format 2: that robot, named `robot`."""
-        if isinstance(data, dict) and data.get("format_version") == 1 and "robot" in data:
+    def _read_older_formats(cls, data: Any) -> Any:
+        """A format-1 scene (one `robot`) as format 2: that robot, named `robot`; a format-1
+        or -2 scene as format 3, with its hinge ranges built as they were (`"deg"`)."""
+        if not isinstance(data, dict) or data.get("format_version") not in (1, 2):
+            return data
+        if data.get("format_version") == 1 and "robot" in data:
             robot = data["robot"]
-            data = {k: v for k, v in data.items() if k != "robot"}
-            data |= {"format_version": SCENE_FORMAT_VERSION, "robots": [robot]}
-        return data
+            data = {k: v for k, v in data.items() if k != "robot"} | {"robots": [robot]}
+        return data | {"format_version": SCENE_FORMAT_VERSION, "hinge_range_unit": "deg"}
 
     @property
     def robot(self) -> RobotSpec:

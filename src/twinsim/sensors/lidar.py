@@ -24,22 +24,32 @@ from twinsim.sequence.scans import LidarScan
 
 @dataclass(frozen=True)
 class LidarModel:
-    """A preset: beam elevations (ring 0 lowest), columns fired per second, maximum range."""
+    """A preset: beam elevations (ring 0 lowest), columns fired per second (a turn has
+    columns_per_s / rate_hz of them), maximum range, and the spin rate it defaults to."""
 
     elevations_deg: tuple[float, ...]
     columns_per_s: int
     max_range_m: float
+    rate_hz: int = 10
 
 
 def _uniform(lo: float, hi: float, n: int) -> tuple[float, ...]:
     return tuple(round(float(e), 6) for e in np.linspace(lo, hi, n))
 
 
-#: HDL-32E as CARLA-Loc configures it (+10°/−30°, 120 m; 21 700 firings/s ≈ 0.166° at 10 Hz),
-#: VLP-16 (±15°, 2° apart, 100 m, 0.2° at 10 Hz), an Ouster OS1-64-like sensor (±22.5°,
-#: 1024 columns at 10 Hz).
+#: - `hdl-32e`: CARLA-Loc's beams and range (+10°/−30°, 120 m) at the real HDL-32E's fixed
+#:   firing rate, 21 700 columns/s (~695 k points/s single return; 2170 columns at 10 Hz).
+#: - `carla-hdl-32e`: CARLA-Loc's simulated HDL-32E: the same beams and range, spinning at
+#:   20 Hz, with CARLA's `points_per_second` ≈ 1 330 000 over 32 channels (41 563 columns/s:
+#:   2078 columns a turn, 1 329 920 points/s). Its 10 sectors a turn need sim.physics_hz=200
+#:   (CARLA-Loc's 200 Hz simulation); at 240 Hz a turn has 12.
+#: - `vlp-16` (datasheet): 16 beams −15°..+15° 2° apart, 100 m, 18 000 columns/s (288 k
+#:   points/s, "~300 000"): 0.1°, 0.2°, 0.4° azimuth steps at 5, 10, 20 Hz.
+#: - `os1-64`: the current Ouster OS1-64 (rev 6/7; gen 1 had 33.2°): 64 uniform beams over 45°
+#:   (±22.5°), 120 m, 10 240 columns/s: its 1024×10 default mode (655 360 points/s) and 512×20.
 LIDAR_MODELS: dict[str, LidarModel] = {
     "hdl-32e": LidarModel(_uniform(-30.0, 10.0, 32), 21_700, 120.0),
+    "carla-hdl-32e": LidarModel(_uniform(-30.0, 10.0, 32), 41_563, 120.0, rate_hz=20),
     "vlp-16": LidarModel(_uniform(-15.0, 15.0, 16), 18_000, 100.0),
     "os1-64": LidarModel(_uniform(-22.5, 22.5, 64), 10_240, 120.0),
 }

@@ -14,6 +14,7 @@ import numpy as np
 from twinsim.errors import SequenceError
 from twinsim.robots.registry import DEFAULT_ROBOT
 from twinsim.scene.spec import SceneSpec
+from twinsim.sequence.contacts import CONTACTS_FILE, read_contacts
 from twinsim.sequence.frames import Frame
 from twinsim.sequence.images import read_npy, read_png
 from twinsim.sequence.layout import (
@@ -62,8 +63,8 @@ def read_metadata(path: Path) -> dict:
     except FileNotFoundError:
         if (Path(path) / INCOMPLETE).exists():
             raise SequenceError(
-                f"{path}: interrupted before its {METADATA} was written (only {INCOMPLETE} is "
-                "there): run it again"
+                f"{path}: interrupted before its {METADATA} was written ({INCOMPLETE} is "
+                "there, the metadata is not): run it again"
             ) from None
         raise SequenceError(f"{file}: missing (is {path} a sequence folder?)") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -262,6 +263,15 @@ class SequenceReader:
             width=width,
             height=height,
         )
+
+    def contacts(self, name: str = "contacts") -> np.ndarray:
+        """A robot's contact records (`twinsim.sequence.contacts.CONTACT_DTYPE`, in time order;
+        `part` indexes the stream's metadata `parts`)."""
+        info = self.stream_info(name)
+        if info.get("type") != "contacts":
+            raise SequenceError(f"{name} is not a contacts stream (type {info.get('type')!r})")
+        folder = self._folder(name)
+        return read_contacts(folder / CONTACTS_FILE, f"{folder.name}/{CONTACTS_FILE}")
 
     def _columns(self, stream: str, required: tuple[str, ...]) -> dict[str, np.ndarray]:
         columns = self.table(stream)

@@ -112,10 +112,15 @@ def event_records(x: np.ndarray, y: np.ndarray, t_ns: np.ndarray, polarity: np.n
 
 
 def _npy_header(dtype: np.dtype, count: int) -> bytes:
-    """A version 1.0 .npy header of fixed size for a 1-D array of `count` records."""
+    """A version 1.0 .npy header for a 1-D array of `count` records, of one size for any count
+    (256 bytes, or the next multiple of 64 a wide record type needs)."""
     descr = np.lib.format.dtype_to_descr(dtype)
     text = repr({"descr": descr, "fortran_order": False, "shape": (count,)})
-    room = _NPY_HEADER_BYTES - len(_NPY_MAGIC) - 2
+    widest = len(text) - len(str(count)) + 20  # room for any int64 count
+    size = _NPY_HEADER_BYTES
+    while size - len(_NPY_MAGIC) - 2 - 1 < widest:
+        size += 64
+    room = size - len(_NPY_MAGIC) - 2
     body = text.ljust(room - 1).encode("latin1") + b"\n"
     if len(body) != room:
         raise ValueError(f"npy header of {len(text)} characters does not fit")

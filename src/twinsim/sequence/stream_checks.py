@@ -237,7 +237,7 @@ def check_events(check: StreamCheck) -> None:
     n, recorded = len(rec), info.get("count")
     if recorded != n:
         check.problems.append(f"{name}: {n} events but {METADATA} records count {recorded!r}")
-    _rate_period(check)
+    rate_period(check)
     width, height = info.get("width"), info.get("height")
     if not (is_int(width) and is_int(height)):
         check.problems.append(f"{name}: metadata.json gives no integer width and height")
@@ -360,7 +360,7 @@ def _check_quaternions(check: StreamCheck, label: str, quats: np.ndarray) -> Non
     check.report([f"{label} line {i + 2}: quaternion is not unit length" for i in bad])
 
 
-def _rate_period(check: StreamCheck) -> int | None:
+def rate_period(check: StreamCheck) -> int | None:
     """The stream's period in physics steps; None (and a problem) if its rate_hz is unusable."""
     rate, hz = check.info.get("rate_hz"), check.context.physics_hz
     if not is_int(rate) or rate <= 0 or hz % rate:
@@ -377,7 +377,7 @@ def _check_times(check: StreamCheck, label: str, noun: str, t_ns: np.ndarray) ->
     n, recorded, rate = len(t_ns), check.info.get("count"), check.info.get("rate_hz")
     if recorded != n:
         check.problems.append(f"{name}: {n} {noun}s but {METADATA} records count {recorded!r}")
-    period = _rate_period(check)
+    period = rate_period(check)
     if period is None:
         return
     steps = stream_steps(ctx.k_start, ctx.k_end, period)

@@ -1,5 +1,5 @@
-"""The writers of one open stream each, one class a layout: a table, a LiDAR, an event camera
-and a stream of a kind's own files (the camera's is in `camera_writer.py`).
+"""The writers of one open stream each, one class a layout: a table, a LiDAR, an event camera,
+a robot's contacts and a stream of a kind's own files (the camera's is in `camera_writer.py`).
 
 `SequenceWriter` checks a stream against its metadata, starts it with the class of its layout
 and routes each call to it; each class checks what it is given, writes its files and counts
@@ -18,6 +18,7 @@ from typing import Any, ClassVar, TextIO
 import numpy as np
 
 from twinsim.errors import OutputFolderError
+from twinsim.sequence.contacts import CONTACT_DTYPE, CONTACTS_FILE
 from twinsim.sequence.layout import TABLE_FILE
 from twinsim.sequence.poses import pose_to_row
 from twinsim.sequence.scans import (
@@ -158,6 +159,41 @@ class EventWriter(StreamWriter):
             raise ValueError(f"{self.name}: polarity must be +1 or -1")
         self.records.append(rec)
         self.last_t_ns = int(t[-1])
+
+    def close(self) -> None:
+        self.records.close()
+
+
+class ContactWriter(StreamWriter):
+    """contacts.npy: a robot's contact records appended step by step, the count sealed at close."""
+
+    label, opener = "contacts", "add_contacts"
+
+    def __init__(self, name: str, folder: Path, n_parts: int) -> None:
+        super().__init__(name)
+        folder.mkdir()
+        self.records = RecordAppender(folder / CONTACTS_FILE, CONTACT_DTYPE)
+        self.n_parts = n_parts
+        self.last_t_ns: int | None = None
+
+    @property
+    def count(self) -> int:
+        """Contact records written."""
+        return self.records.count
+
+    def append(self, records: np.ndarray) -> None:
+        """Append one step's records (all at one t_ns, after the previous step's)."""
+        if records.dtype != CONTACT_DTYPE:
+            raise ValueError(f"{self.name}: records are {records.dtype}, expected {CONTACT_DTYPE}")
+        if not len(records):
+            return
+        t = records["t_ns"]
+        if np.any(t != t[0]) or (self.last_t_ns is not None and t[0] <= self.last_t_ns):
+            raise ValueError(f"{self.name}: one step's records share a t_ns after the last one")
+        if int(records["part"].max()) >= self.n_parts:
+            raise ValueError(f"{self.name}: part index outside the robot's {self.n_parts} parts")
+        self.records.append(records)
+        self.last_t_ns = int(t[0])
 
     def close(self) -> None:
         self.records.close()

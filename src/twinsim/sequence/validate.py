@@ -17,6 +17,7 @@ from twinsim.errors import SequenceError
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.registry import SENSORS
 from twinsim.sequence.checksums import checksum_problems
+from twinsim.sequence.contacts import check_contacts
 from twinsim.sequence.layout import CHECKSUMS, INCOMPLETE, METADATA, SCENE, STATUS_COMPLETE
 from twinsim.sequence.reader import read_metadata
 from twinsim.sequence.stream_checks import (
@@ -27,7 +28,7 @@ from twinsim.sequence.stream_checks import (
 )
 
 #: Checks of stream types no sensor kind owns (ground truth, robot state); other types are tables.
-_OTHER_TYPES = {"pose": check_pose_table}
+_OTHER_TYPES = {"pose": check_pose_table, "contacts": check_contacts}
 
 
 @dataclass

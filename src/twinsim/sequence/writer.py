@@ -37,6 +37,7 @@ from twinsim.sequence.layout import (
 )
 from twinsim.sequence.scans import LidarScan
 from twinsim.sequence.stream_writers import (
+    ContactWriter,
     EventWriter,
     FilesWriter,
     LidarWriter,
@@ -54,6 +55,7 @@ _LAYOUTS: dict[str, type[StreamWriter]] = {
     "camera": CameraWriter,
     "lidar": LidarWriter,
     "event_camera": EventWriter,
+    "contacts": ContactWriter,
 }
 
 _INCOMPLETE_TEXT = (
@@ -137,6 +139,15 @@ class SequenceWriter:
     ) -> None:
         """Append events sorted by time, none earlier than the last one written."""
         self._open(name, EventWriter).append(x, y, t_ns, polarity)
+
+    def add_contacts(self, name: str, n_parts: int) -> None:
+        """Start a robot's contacts stream: contacts.npy, appended step by step, sealed at close."""
+        folder = self._new_stream(name, ContactWriter)
+        self._streams[name] = ContactWriter(name, folder, n_parts)
+
+    def append_contacts(self, name: str, records: np.ndarray) -> None:
+        """Append one step's contact records (`twinsim.sequence.contacts.CONTACT_DTYPE`)."""
+        self._open(name, ContactWriter).append(records)
 
     def add_files(self, name: str, index_columns: Sequence[str] | None = None) -> None:
         """Start a stream of a sensor kind's own files (a type without a layout here): its

@@ -24,12 +24,13 @@ from twinsim.sequence.stream_checks import StreamCheck, check_lidar
 class LidarConfig(SensorConfig):
     """Spinning LiDAR on the body (x forward, y left, z up); a `model` preset or a beam table.
 
-    Presets: `hdl-32e`, `vlp-16`, `os1-64` (see `LIDAR_MODELS` in `twinsim.sensors.lidar`); unset
-    fields come from the preset, and `custom` needs `elevations_deg` and `columns`.
+    Presets: `hdl-32e`, `carla-hdl-32e`, `vlp-16`, `os1-64` (see `LIDAR_MODELS` in
+    `twinsim.sensors.lidar`); unset fields come from the preset (`rate_hz` too: 20 Hz for
+    `carla-hdl-32e`, else 10 Hz), and `custom` needs `elevations_deg` and `columns`.
     """
 
     kind: Literal["lidar"] = "lidar"
-    model: Literal["hdl-32e", "vlp-16", "os1-64", "custom"] = "hdl-32e"
+    model: Literal["hdl-32e", "carla-hdl-32e", "vlp-16", "os1-64", "custom"] = "hdl-32e"
     rate_hz: int = Field(10, gt=0)
     elevations_deg: list[float] | None = None
     columns: int | None = Field(None, gt=0, le=100_000)
@@ -37,6 +38,16 @@ class LidarConfig(SensorConfig):
     max_range_m: float | None = Field(None, gt=0.0)
     pos: tuple[float, float, float] = (0.0, 0.0, 0.12)
     rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset_rate(cls, data: object) -> object:
+        """An unset `rate_hz` is the preset's own spin rate."""
+        if isinstance(data, dict) and "rate_hz" not in data:
+            preset = LIDAR_MODELS.get(data.get("model", cls.model_fields["model"].default))
+            if preset is not None:
+                return {**data, "rate_hz": preset.rate_hz}
+        return data
 
     @model_validator(mode="after")
     def _valid(self) -> LidarConfig:

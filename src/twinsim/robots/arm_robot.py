@@ -1,0 +1,68 @@
+"""The arm robot kind: a Panda-class arm on a pedestal beside a table of the world, scanning
+its top with a wrist RGB-D camera along IK-planned viewpoints, on joint torque control."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsim.robots.arm import DEFAULT_CAMERA_POS, JOINT_NAMES, ArmConfig, ArmSpec, arm_body
+from twinsim.robots.arm_controller import SETPOINT_COLUMNS, ArmController
+from twinsim.robots.arm_scan import plan_scan
+from twinsim.robots.base import Robot, StartFilter
+from twinsim.scene.spec import BodySpec
+
+
+class Arm(Robot):
+    """A fixed-base manipulator: its base placed beside a table, its camera's scan planned by
+    IK at resolve time, followed by computed-torque joint control; it records the wrist's
+    (mount link's) pose and the camera's."""
+
+    kind = "arm"
+    config_model = ArmConfig
+    spec_model = ArmSpec
+
+    def resolve(
+        self,
+        cfg: ArmConfig,
+        world,
+        duration_s: float,
+        rng: np.random.Generator,
+        start_allowed: StartFilter | None = None,
+    ) -> ArmSpec:
+        plan = plan_scan(cfg, world, duration_s, rng, start_allowed)
+        return ArmSpec(
+            model=cfg.model,
+            start_pos=plan.base_pos,
+            start_yaw=plan.base_yaw,
+            pedestal_height_m=plan.pedestal_height_m,
+            target_instance_id=plan.target.instance_id,
+            target_point=plan.target_point,
+            max_joint_speed_dps=cfg.max_joint_speed_dps,
+            waypoint_t_s=tuple(float(t) for t in plan.t_s),
+            joint_waypoints=tuple(tuple(float(v) for v in q) for q in plan.q),
+            camera_waypoints=tuple(tuple(float(v) for v in c) for c in plan.camera),
+        )
+
+    def default_sensors(self) -> dict[str, dict]:
+        """An RGB-D camera on the hand looking along its approach axis (near plane 5 cm: the
+        table is close), an IMU at the flange."""
+        return {
+            "cam0": {"kind": "camera", "pos": list(DEFAULT_CAMERA_POS), "near_m": 0.05},
+            "imu0": {"kind": "imu"},
+        }
+
+    def body(self, spec: ArmSpec) -> BodySpec:
+        return arm_body(spec)
+
+    def joint_names(self, spec: ArmSpec) -> tuple[str, ...]:
+        return JOINT_NAMES
+
+    def initial_state(self, spec: ArmSpec) -> tuple[np.ndarray, np.ndarray]:
+        q = np.array(spec.joint_waypoints[0], dtype=float)
+        return q, np.zeros_like(q)
+
+    def setpoint_columns(self, spec: ArmSpec) -> tuple[str, ...]:
+        return SETPOINT_COLUMNS
+
+    def controller(self, spec: ArmSpec, physics_hz: int) -> ArmController:
+        return ArmController(spec)

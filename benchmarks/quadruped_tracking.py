@@ -1,14 +1,15 @@
 """How well the quadruped walks its planned tour: a recorded run of the default apartment.
 
 Records `load_config("default", ["robot.kind=quadruped", ...])` (60 s; people and flying
-objects left out unless `--with-people`: nothing in the robot sees them, and one standing in
-its path holds it up) and reports from the sequence: the deviation of the trunk from the
-planned path (median, max), falls (steps where the trunk sinks below 60 % of its standing
-height or tilts past 30 deg; target 0), the lowest trunk height and largest tilt, contacts of
-anything but a foot, the distance walked and rooms entered, and the camera's shake: RMS of the
-IMU's vertical specific force about its mean and of its roll and pitch rates, and the
-frequency at which the trunk bobs. It then times the physics and the controller alone (the
-same scene without sensors) for their real-time factors.
+objects left out unless `--with-people`: its tour avoids people who stay in place, but walkers
+cross it and may push it, which is not what this measures) and reports from the sequence:
+the deviation of the trunk from the planned path (median, max), falls (steps where the trunk
+sinks below 60 % of its standing height or tilts past 30 deg; target 0), the lowest trunk
+height and largest tilt, contacts of anything but a foot, the distance walked and rooms
+entered, and the camera's shake: RMS of the IMU's vertical specific force about its mean and
+of its roll and pitch rates, and the frequency at which the trunk bobs. It then times the
+physics and the controller alone (the same scene without sensors) for their real-time
+factors.
 
 Usage: python benchmarks/quadruped_tracking.py [--duration 60] [--seed 0] [--with-people]
        [--set key=value ...] [--keep DIR] [--json PATH]

@@ -35,7 +35,7 @@ from twinsim.robots.registry import ROBOTS
 from twinsim.sim import build_scene, record
 
 kind, mode, duration, scratch = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
-overrides = [f"robot.kind={kind}"]
+overrides = [f"robot.kind={kind}", *json.loads(sys.argv[5])]
 if mode == "drift":
     overrides = [f"robot.kind={kind}", "sensors.cam0.rate_hz=1", "sensors.cam0.width=32",
                  "sensors.cam0.height=24", "sensors.wheel_odom.kind=wheel_odometry"]
@@ -94,10 +94,13 @@ print(json.dumps(result))
 
 #: kinds recorded from `robot.kind=<kind>` alone, in the order the table shows
 KINDS = ("drone", "omni", "diff_drive", "quadruped", "arm")
+#: the arm's default 120° scan needs ~16 s: a 60° arc at twice the joint speed fits short runs
+EXTRA = {"arm": ["robot.arc_span_deg=60", "robot.max_joint_speed_dps=120"]}
 
 
 def _child(kind: str, mode: str, duration: float, scratch: str) -> dict:
-    cmd = [sys.executable, "-c", _CHILD, kind, mode, str(duration), scratch]
+    extra = json.dumps(EXTRA.get(kind, []))
+    cmd = [sys.executable, "-c", _CHILD, kind, mode, str(duration), scratch, extra]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

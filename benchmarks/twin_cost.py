@@ -3,11 +3,13 @@
 Measured in one run, in one process, on the same machine: the original is `twinsim.sim.run`
 (world generation, start-up, bootstrap and recording: what it costs to make the sequence);
 each twin is `twinsim.replay.replay` of it (checks, world build, recording) with: no change
-(teleport), no change (control), static, fog + night, adversity major, and a stereo pair added;
+(teleport), no change (control), static, fog + night, adversity minor and major (major adds
+walking people, so nothing is copied), and a stereo pair added;
 the stereo twin is also compared with the run recorded with that pair from the start (the same
 rendering work). Teleport twins copy the camera frames their source provably holds (all of an
-unchanged camera; depth, masks and boxes of one whose look changed); the exact and adversity
-twins are also timed with every frame rendered again (`rerender=True`), the cost without copies.
+unchanged camera; depth, masks and boxes of one whose look changed); the exact and minor
+adversity twins are also timed with every frame rendered again (`rerender=True`), the cost
+without copies.
 Repeats alternate the original and its twins and keep the median of each, because software
 rendering on a shared machine varies by ±15 % from run to run.
 
@@ -34,8 +36,9 @@ TWINS = {
     "exact (control)": ({}, "control", False),
     "static": ({"static": True}, "teleport", False),
     "fog + night": ({"fog": 0.4, "light": {"preset": "night"}}, "teleport", False),
+    "adversity minor": ({"adversity": "minor"}, "teleport", False),
+    "adversity minor (rendered)": ({"adversity": "minor"}, "teleport", True),
     "adversity major": ({"adversity": "major"}, "teleport", False),
-    "adversity major (rendered)": ({"adversity": "major"}, "teleport", True),
     "stereo pair added": ({"stereo": {"width": 320, "height": 240}}, "teleport", False),
 }
 

@@ -29,9 +29,18 @@ from twinsim.sequence import open_sequence
 from twinsim.sequence.clock import step_to_ns
 from twinsim.sim import run
 
-KINDS = ("drone", "omni", "diff_drive", "quadruped", "arm")
+KINDS = ("drone", "omni", "diff_drive", "quadruped", "arm", "mjcf")
 #: distance (m) of the outside view per kind; others 1.6 m
 DISTANCE = {"drone": 1.4, "diff_drive": 1.1, "quadruped": 1.3, "arm": 1.6}
+#: the arm's default 120° scan needs ~16 s: a 60° arc at twice the joint speed fits 3 s
+EXTRA = {
+    "arm": ["robot.arc_span_deg=60", "robot.max_joint_speed_dps=120"],
+    "mjcf": [  # a user's robot file: the example rover, its camera on the pan servo's site
+        f"robot.path={Path(__file__).resolve().parent.parent / 'examples/robots/wheelbot.xml'}",
+        "robot.base=planar",
+        "robot.mount=cam_site",
+    ],
+}
 
 
 def _outside_view(seq_path: Path, cfg, width: int, height: int) -> np.ndarray:
@@ -96,7 +105,8 @@ def main() -> None:
     overrides = ["sensors.cam0.width=320", "sensors.cam0.height=240"]
     rows = []
     for kind in args.kinds:
-        cfg = load_config("tiny", [f"robot.kind={kind}", *overrides], args.seed, duration_s=3.0)
+        sets = [f"robot.kind={kind}", *overrides, *EXTRA.get(kind, [])]
+        cfg = load_config("tiny", sets, args.seed, duration_s=3.0)
         with tempfile.TemporaryDirectory() as tmp:
             seq_path = run(cfg, Path(tmp) / "seq")
             ego = open_sequence(seq_path).camera("cam0")[-1].rgb
@@ -113,6 +123,9 @@ def main() -> None:
     fig.tight_layout()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=90)
+    from PIL import Image  # a 256-colour palette keeps the picture small in the repository
+
+    Image.open(args.out).convert("RGB").quantize(256).save(args.out, optimize=True)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ from twinsim.robots.quadruped import (
     LEGS,
     TORQUE_LIMITS,
 )
-from twinsim.robots.quadruped_controller import SETPOINT_COLUMNS, trunk_rotation
+from twinsim.robots.quadruped_controller import SETPOINT_COLUMNS, WAIT_M, trunk_rotation
 from twinsim.robots.quadruped_legs import foot_positions, leg_frames, leg_ik
+from twinsim.robots.registry import ROBOTS
 from twinsim.robots.trajectory import Trajectory
 from twinsim.sequence import open_sequence, validate_sequence
 
@@ -151,6 +152,19 @@ def test_the_trunk_bobs_at_the_gait_frequency(quad_sequence):
     # each diagonal pair's stance lifts the trunk once: twice per gait period
     assert abs(peak - 2.0 / seq.scene.robot.gait_period_s) < 0.5
     assert 0.0005 < np.std(z) < 0.01  # measured 1.1 mm
+
+
+def test_held_up_it_waits_on_its_path(quad_sequence):
+    robot = open_sequence(quad_sequence).scene.robot
+    kind = ROBOTS.get("quadruped")
+    controller = kind.controller(robot, 240)
+    q, qd = kind.initial_state(robot)  # held at its start (by a person standing there, say)
+    path_t = [controller.setpoint(k / 240, q, qd)[3] for k in range(240 * 8)]
+    ref = Trajectory.from_path_points(robot.path).sample(np.array(path_t[-1:]))
+    lag = np.hypot(*(ref.pos[0, :2] - np.array(robot.start_pos[:2])))
+    # the path's clock stops once the reference is WAIT_M ahead (with the heading's share)
+    assert path_t[-1] < 8.0 - 2.0 and lag <= WAIT_M + 1e-6
+    assert path_t[-1] - path_t[-240] < 1e-3  # it has (all but) stopped: 0.05 ms in the last s
 
 
 def test_teleport_replay_is_byte_identical(quad_sequence, tmp_path):

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from conftest import digest_folder
 from twinsim.actors.motion import motion_for
 from twinsim.cli import app
+from twinsim.engine.look import Look
 from twinsim.errors import ConfigError
 from twinsim.replay import (
     LightVariation,
@@ -25,6 +26,7 @@ from twinsim.replay import (
     replay,
 )
 from twinsim.replay.replay import plan_twin
+from twinsim.replay.reuse import reusable_cameras
 from twinsim.replay.source import load_source
 from twinsim.replay.weather import Weather
 from twinsim.scene.placement import PEOPLE_CELL_M, animation_trace
@@ -51,16 +53,16 @@ def source(tmp_path_factory, gl_backend) -> Path:
 VISUAL = {
     "fog": Variations(fog=0.6),
     "night": Variations(light=LightVariation(preset="night")),
-    "major": Variations(adversity="major"),
+    "minor": Variations(adversity="minor"),
 }
 
 
 @pytest.fixture(scope="module")
 def visual_twins(source, tmp_path_factory) -> dict[str, Path]:
-    """Each visual twin, and `major` once more with every frame rendered again (no copies)."""
+    """Each visual twin, and `minor` once more with every frame rendered again (no copies)."""
     root = tmp_path_factory.mktemp("visual")
     twins = {name: replay(source, root / name, v) for name, v in VISUAL.items()}
-    twins["major rendered"] = replay(source, root / "rendered", VISUAL["major"], rerender=True)
+    twins["minor rendered"] = replay(source, root / "rendered", VISUAL["minor"], rerender=True)
     return twins
 
 
@@ -68,7 +70,7 @@ def _bytes(folder: Path, relative: str) -> bytes:
     return (folder / relative).read_bytes()
 
 
-@pytest.mark.parametrize("name", [*sorted(VISUAL), "major rendered"])
+@pytest.mark.parametrize("name", [*sorted(VISUAL), "minor rendered"])
 def test_visual_twins_keep_poses_depth_and_masks(source, visual_twins, name):
     twin = visual_twins[name]
     assert validate_sequence(twin).ok
@@ -90,7 +92,7 @@ def test_visual_twins_keep_poses_depth_and_masks(source, visual_twins, name):
 def test_copied_frames_are_what_rendering_again_gives(source, visual_twins):
     """A visual twin takes depth, masks and boxes from its source and renders only colour;
     rendering every frame again gives the same bytes in every file."""
-    copied, rendered = visual_twins["major"], visual_twins["major rendered"]
+    copied, rendered = visual_twins["minor"], visual_twins["minor rendered"]
     a, b = digest_folder(copied), digest_folder(rendered)
     assert set(a) == set(b) and {p for p in a if a[p] != b[p]} == {"metadata.json"}
     twin_a = json.loads((copied / "metadata.json").read_text())["twin"]
@@ -98,6 +100,87 @@ def test_copied_frames_are_what_rendering_again_gives(source, visual_twins):
     assert twin_a["copied_from_source"] == {"cam0": "depth, masks, boxes"}
     assert twin_b["copied_from_source"] == {}
     assert twin_a | {"copied_from_source": {}} == twin_b
+
+
+MAJOR_SEED = 8  # a twin seed whose added walkers cross cam0's view in the module's source
+
+
+@pytest.fixture(scope="module")
+def major_twin(source, tmp_path_factory) -> tuple[Path, str]:
+    """`--adversity major` from the CLI: the twin and what the command printed."""
+    out = tmp_path_factory.mktemp("major") / "twin"
+    args = ["replay", str(source), "--out", str(out), "--adversity", "major"]
+    res = CliRunner().invoke(app, [*args, "--seed", str(MAJOR_SEED)])
+    assert res.exit_code == 0, res.output
+    return out, " ".join(res.output.split())
+
+
+def test_major_adversity_adds_walking_people_seen_in_depth_and_masks(source, major_twin):
+    """Unreal Robotics Lab's major level has moving people: walkers clear of the robot's path,
+    in depth, masks, boxes and the instance table; poses and every other pixel unchanged."""
+    twin, output = major_twin
+    assert validate_sequence(twin).ok
+    for table in ("groundtruth_body", "groundtruth_cam0", "odometry", "imu0"):
+        assert _bytes(source, f"{table}/data.csv") == _bytes(twin, f"{table}/data.csv")
+    a, b = open_sequence(source), open_sequence(twin)
+    added = b.metadata["twin"]["people_added"]
+    assert added["requested"] == 3 and 1 <= added["placed"] <= 3
+    assert b.metadata["people"]["requested"] == a.metadata["people"]["requested"] + 3
+    if added["placed"] < 3:
+        assert f"--adversity major (3 people): only {added['placed']} fit" in output
+    assert b.metadata["twin"]["copied_from_source"] == {}  # new geometry: nothing is copied
+    old = {p.body_instance_id for p in a.scene.people}
+    new = [p for p in b.scene.people if p.body_instance_id not in old]
+    assert len(new) == added["placed"] and {p.motion.kind for p in new} <= {"walk", "idle"}
+    assert any(p.motion.kind == "walk" for p in new)
+    again = plan_twin(load_source(source), Variations(adversity="major", seed=MAJOR_SEED))
+    assert again.scene.people == b.scene.people  # the walkers follow from the twin's seed
+    ids = sorted(
+        {r["instance_id"] for r in b.metadata["instances"]}
+        - {r["instance_id"] for r in a.metadata["instances"]}
+    )
+    table = {r["instance_id"]: r for r in b.metadata["instances"]}
+    assert {p.body_instance_id for p in new} <= set(ids)
+    assert all(
+        table[i]["dynamic"] and table[i]["semantic_class"] in ("person", "clothing") for i in ids
+    )
+    ca, cb = a.camera("cam0"), b.camera("cam0")
+    seen_frames, boxed = 0, set()
+    for i in range(len(ca)):
+        fa, fb = ca[i], cb[i]
+        seen = np.isin(fb.instance, ids)
+        for kind in ("depth", "instance", "semantic"):
+            x, y = getattr(fa, kind), getattr(fb, kind)
+            assert np.array_equal(x[~seen], y[~seen]), (i, kind)  # only the walkers change
+        nearer = (fb.depth[seen] < fa.depth[seen]) | (fa.depth[seen] == 0)
+        assert nearer.all()  # a walker hides what was behind it
+        seen_frames += bool(seen.any())
+    for line in (twin / "cam0/boxes.jsonl").read_text().splitlines():
+        boxed |= {box["instance_id"] for box in json.loads(line)["boxes"]}
+    assert seen_frames >= len(ca) // 2 and boxed & set(ids)
+
+
+def test_added_people_are_never_copied_from_the_source(source):
+    """A teleport twin copies a camera's depth and masks only while the geometry is the
+    source's: added people (even with no visual change) make it render every frame."""
+    src = load_source(source)
+    for variations, copied in ((Variations(), {"cam0"}), (Variations(add_people=2), set())):
+        plan = plan_twin(src, variations)
+        assert plan.look == Look() and plan.scene.lights == src.scene.lights
+        same_look = (plan.look, plan.weather) == (Look(), {})
+        reused = reusable_cameras(src, plan.config, plan.scene, same_look, ReplayMode.teleport)
+        assert set(reused) == copied
+
+
+def test_full_flicker_swings_the_image_from_lit_to_dark(source, tmp_path):
+    """Flicker 1.0 dims all the scene's light (lamps, their ambient, the headlight) to nothing
+    at each trough: the darkest frames are far below the brightest, which match the source."""
+    twin = replay(source, tmp_path / "flicker", Variations(light=LightVariation(flicker=1.0)))
+    src, cam = open_sequence(source).camera("cam0"), open_sequence(twin).camera("cam0")
+    mean = np.array([cam[i].rgb.mean() for i in range(len(cam))])
+    recorded = np.array([src[i].rgb.mean() for i in range(len(src))])
+    assert mean.min() < 0.25 * mean.max()  # before: the darkest frame kept ~75 % of it
+    assert mean.max() > 0.9 * recorded[mean.argmax()]  # full light at the crest
 
 
 def test_night_is_dark_and_fog_pulls_far_pixels_to_the_fog_colour(source, visual_twins):
@@ -199,8 +282,15 @@ def test_variations_from_yaml_compose(tmp_path):
         )
     )
     v = load_variations(path).resolved()
-    assert v.static and v.fog == 0.15 and v.rain == 0.0 and v.light.flicker == 0.15
+    assert v.static and v.fog == 0.15 and v.rain == 0.0 and v.smoke == 0.2
     assert v.light.preset == "dusk"
+    # URL's minor level is environmental effects only; major adds flicker and walking people
+    assert v.light.flicker == 0.0 and v.add_people == 0
+    major = Variations(adversity="major").resolved()
+    assert major.add_people == 3 and major.add_people_motions == {"walk": 1.0}
+    assert major.light.flicker == 0.4 and major.smoke == 0.6
+    assert Variations(adversity="major", add_people=1).resolved().add_people == 1
+    assert Variations(adversity="major").summary() == {"adversity": "major"}
     path.write_text("fog: 2\n")
     with pytest.raises(ConfigError, match=r"twin\.yaml': fog: .* less than or equal to 1"):
         load_variations(path)

@@ -95,3 +95,29 @@ def test_each_robot_starts_apart_and_goes_its_own_way(team_sequence):
     assert np.allclose(T_cam[:, 2, 3], CAMERA_HEIGHT_M, atol=1e-9)
     assert seq.scene.robot_named("ugv").start_pos[2] == BODY_Z_M
     assert ugv.stream_info("joint_states")["joints"] == ["x", "y", "yaw"]
+
+
+def test_the_scene_graph_has_each_robot_as_an_agent_and_export_takes_the_ugv(
+    team_sequence, tmp_path
+):
+    """Each of the three robots is an agent track of the scene graph with its own poses, and
+    `export --robot ugv` writes the ground robot's trajectory, not a drone's."""
+    from typer.testing import CliRunner
+
+    from twinsim.cli import app
+    from twinsim.dsg.tracks import sequence_tracks
+
+    seq = open_sequence(team_sequence)
+    robots = [t for t in sequence_tracks(seq, 10) if t.kind == "robot"]
+    assert [t.name for t in robots] == list(TEAM)
+    for track in robots:
+        _, T = seq.for_robot(track.name).groundtruth()
+        assert np.array_equal(track.T_world_body, T[::6])
+    out = tmp_path / "ugv_tum"
+    args = ["export", str(team_sequence), "--format", "tum", "--robot", "ugv", "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = np.loadtxt(out / "groundtruth.txt")
+    _, T = seq.for_robot("ugv").groundtruth("groundtruth_cam0")
+    assert np.allclose(rows[:, 1:4], T[:, :3, 3], atol=1e-9)
+    assert np.allclose(rows[:, 3], CAMERA_HEIGHT_M, atol=0.01)  # a ground robot's camera height

@@ -25,10 +25,11 @@ from twinsim.actors.population import generate_people
 from twinsim.config import FlyingObjectsConfig, PeopleConfig, TwinsimConfig
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.free_space import floor_region
-from twinsim.scene.generators import GENERATORS
+from twinsim.scene.generators import GENERATORS, Layout
 from twinsim.scene.placement import TraceMap, clear_of_traces, place_people
 from twinsim.scene.spec import (
     FlyingObjectSpec,
+    GeomSpec,
     MaterialSpec,
     ObjectSpec,
     PersonSpec,
@@ -40,6 +41,9 @@ from twinsim.scene.spec import (
 from twinsim.sensors.rig import resolve_sensors
 
 START_CLEARANCE_M = 1.0  # the robot starts at least this far from any person's walking trace
+#: people who keep their place, kept out of every robot's tour (`keep_out_of_stationary_people`)
+STATIONARY_MOTIONS = frozenset({"idle", "wave", "sit"})
+STATIONARY_PERSON_HALF_M = 0.3  # half the side of the square a standing person keeps clear
 ROBOT_START_GAP_M = 1.5  # robots start at least this far apart (centre to centre, in x, y)
 
 
@@ -173,10 +177,11 @@ def build_scene(cfg: TwinsimConfig) -> SceneSpec:
     robots: list[RobotSpec] = []
     sensors: list[SensorSpec] = []
     robot_rngs = [flight_rng, *(np.random.default_rng(s) for s in seeds[4:])]
+    planning = keep_out_of_stationary_people(layout, actors.people)
     for (name, robot_cfg), rng in zip(cfg.robots.items(), robot_rngs, strict=True):
         start_allowed = _start_filter(actors.traces, [r.start_pos for r in robots])
         robot = ROBOTS.get(robot_cfg.kind).resolve(
-            robot_cfg, layout, total_s, rng, start_allowed=start_allowed
+            robot_cfg, planning, total_s, rng, start_allowed=start_allowed
         )
         robots.append(robot.model_copy(update={"name": name}))
         sensors += resolve_sensors(robot_cfg.sensors, name)
@@ -191,6 +196,33 @@ def build_scene(cfg: TwinsimConfig) -> SceneSpec:
             r.model_copy(update={"instance_id": first_robot_id + i}) for i, r in enumerate(robots)
         ]
     return actors.into(layout.to_scene(cfg.seed, tuple(robots), tuple(sensors)))
+
+
+def keep_out_of_stationary_people(layout: Layout, people: Sequence[PersonSpec]) -> Layout:
+    """The layout robots plan in: people who stay where they are (standing, waving, sitting)
+    are obstacles there, a box of `STATIONARY_PERSON_HALF_M` around them as tall as they are,
+    so no tour runs through them; walkers cross tours, as in GRADE (their contacts are
+    recorded)."""
+    keep_outs = []
+    for person in people:
+        if person.motion.kind not in STATIONARY_MOTIONS or not person.motion.waypoints:
+            continue
+        x, y = person.motion.waypoints[0]
+        h = person.body.height_m
+        half = STATIONARY_PERSON_HALF_M
+        box = GeomSpec(type="box", size=(half, half, 0.5 * h), pos=(0.0, 0.0, 0.5 * h), material="")
+        keep_outs.append(
+            ObjectSpec(
+                instance_id=person.body_instance_id,
+                name=f"keep_out_{person.name}",
+                semantic_class="person",
+                pos=(x, y, 0.0),
+                geoms=(box,),
+            )
+        )
+    if not keep_outs:
+        return layout
+    return replace(layout, objects=(*layout.objects, *keep_outs))
 
 
 def _start_filter(traces: TraceMap | None, others: Sequence[Sequence[float]]):

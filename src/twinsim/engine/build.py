@@ -128,7 +128,7 @@ def _add_lights(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
             lt.type = mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
 
 
-def _add_link(
+def add_link(
     spec: mujoco.MjSpec, parent: mujoco.MjsBody, link: LinkSpec, hinge_unit: str = "rad"
 ) -> mujoco.MjsBody:
     """A robot link: a body with explicit inertia, its joints and its (massless) geoms; hinge
@@ -181,7 +181,7 @@ def _add_robot(spec: mujoco.MjSpec, scene: SceneSpec, robot: RobotSpec, look: Lo
     links: dict[str, mujoco.MjsBody] = {}
     for link in body_spec.links:
         parent = spec.worldbody if link.parent is None else links[link.parent]
-        links[link.name] = _add_link(spec, parent, link, scene.hinge_range_unit)
+        links[link.name] = add_link(spec, parent, link, scene.hinge_range_unit)
     if body_spec.model is not None:
         links[body_spec.mount] = attach_model(spec, body_spec.model, body_spec.mount)
     for a in body_spec.actuators:

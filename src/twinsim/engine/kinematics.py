@@ -25,7 +25,6 @@ from twinsim.scene.spec import (
     BodySpec,
     GeomSpec,
     LinkGeomSpec,
-    LinkSpec,
     ObjectSpec,
     Quat,
     Vec3,
@@ -76,13 +75,14 @@ class ArmKinematics:
         obstacles: Sequence[ObjectSpec] = (),
     ) -> None:
         mujoco, self._mink = _libraries()
+        from twinsim.engine.build import add_link  # after the backend is chosen, as mujoco
+
         self._mujoco = mujoco
         spec = mujoco.MjSpec()
-        spec.compiler.degree = False  # hinge ranges in rad, as `JointSpec` has them
         bodies: dict[str, Any] = {}
         for link in body.links:
             parent = spec.worldbody if link.parent is None else bodies[link.parent]
-            bodies[link.name] = _add_link(mujoco, parent, link)
+            bodies[link.name] = add_link(spec, parent, link)
         site = bodies[body.mount].add_site()
         site.name = TOOL_SITE
         site.pos, site.quat = tool
@@ -168,29 +168,6 @@ class ArmKinematics:
     def _pose(self, q: np.ndarray) -> None:
         self.data.qpos[:] = q
         self._mujoco.mj_kinematics(self.model, self.data)
-
-
-def _add_link(mujoco, parent, link: LinkSpec):
-    """A link as the engine builds it (`twinsim.engine.build`): a body with its inertia, its
-    hinge or slide joints (ranges kept) and its collision shapes."""
-    body = parent.add_body()
-    body.name = link.name
-    body.pos, body.quat = link.pos, link.quat
-    body.mass, body.inertia = link.mass_kg, link.inertia
-    if link.com is not None:
-        body.ipos = link.com
-    body.explicitinertial = True
-    for j in link.joints:
-        joint = body.add_joint()
-        joint.name = j.name
-        joint.type = getattr(mujoco.mjtJoint, f"mjJNT_{j.type.upper()}")
-        joint.axis, joint.armature = j.axis, j.armature
-        if j.range is not None:
-            joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
-            joint.range = j.range
-    for g in link.geoms:
-        _add_geom(mujoco, body, g.name, g)
-    return body
 
 
 def _add_geom(mujoco, body, name: str, g: GeomSpec | LinkGeomSpec) -> None:

@@ -17,7 +17,7 @@ from twinsim.robots.diff_drive import (
     shape,
 )
 from twinsim.robots.diff_drive_controller import SETPOINT_COLUMNS, DiffDriveController
-from twinsim.robots.ground_tour import plan_ground_tour
+from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.spec import BodySpec
 
@@ -52,13 +52,7 @@ class DiffDrive(Robot):
             wheel_friction=cfg.wheel_friction,
             caster_friction=cfg.caster_friction,
             footprint_radius_m=FOOTPRINT_RADIUS_M,
-            start_pos=tuple(plan.start_pos),
-            start_yaw=plan.start_yaw,
-            max_speed_mps=cfg.max_speed_mps,
-            max_yaw_rate_dps=cfg.max_yaw_rate_dps,
-            max_accel_mps2=cfg.max_accel_mps2,
-            path=plan.path,
-            rooms_visited=tuple(plan.rooms_visited),
+            **tour_fields(cfg, plan),
         )
 
     def default_sensors(self) -> dict[str, dict]:

@@ -85,3 +85,17 @@ def plan_ground_tour(
         options=ground_options(cfg, shape),
         start_allowed=start_allowed,
     )
+
+
+def tour_fields(cfg: GroundConfig, plan: FlightPlan) -> dict:
+    """The fields every ground robot's spec takes from its config's limits and its planned
+    tour: start pose, limits, path and the rooms it enters."""
+    return {
+        "start_pos": tuple(plan.start_pos),
+        "start_yaw": plan.start_yaw,
+        "max_speed_mps": cfg.max_speed_mps,
+        "max_yaw_rate_dps": cfg.max_yaw_rate_dps,
+        "max_accel_mps2": cfg.max_accel_mps2,
+        "path": plan.path,
+        "rooms_visited": tuple(plan.rooms_visited),
+    }

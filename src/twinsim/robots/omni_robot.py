@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.robots.base import Robot, StartFilter
-from twinsim.robots.ground_tour import plan_ground_tour
+from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.omni import (
     CAMERA_POS,
     CHASSIS_Z_M,
@@ -45,13 +45,7 @@ class Omni(Robot):
             mass_kg=cfg.mass_kg,
             inertia=cylinder_inertia(cfg.mass_kg, FOOTPRINT_RADIUS_M, top - bottom),
             footprint_radius_m=FOOTPRINT_RADIUS_M,
-            start_pos=tuple(plan.start_pos),
-            start_yaw=plan.start_yaw,
-            max_speed_mps=cfg.max_speed_mps,
-            max_yaw_rate_dps=cfg.max_yaw_rate_dps,
-            max_accel_mps2=cfg.max_accel_mps2,
-            path=plan.path,
-            rooms_visited=tuple(plan.rooms_visited),
+            **tour_fields(cfg, plan),
         )
 
     def default_sensors(self) -> dict[str, dict]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.robots.limits import ClampedCommands
 from twinsim.robots.quadruped import (
     FOOT_RADIUS_M,
     JOINT_NAMES,
@@ -160,6 +161,7 @@ class QuadrupedController:
         self._swinging = np.zeros(4, dtype=bool)
         self._integral = np.zeros(2)  # the planar velocity error's integral, heading frame (m)
         self._path_t: float | None = None  # the path time the follower tracks
+        self.clamped = ClampedCommands()  # what it cut to the robot's limits (metadata)
 
     def command(self, t_s: float, q: np.ndarray) -> np.ndarray:
         """The follower's body-frame (vx, vy, ω) for the trunk pose, within the limits, and
@@ -178,10 +180,12 @@ class QuadrupedController:
         w = rate * ref.yaw_rate + K_YAW * e_yaw
         v = _rot_z(-yaw) @ v_world
         speed, max_v = float(np.hypot(*v)), self.robot.max_speed_mps
+        self.clamped.note("speed_mps", speed, max_v)
         if speed > max_v:
             v = v * (max_v / speed)
         max_w = np.deg2rad(self.robot.max_yaw_rate_dps)
-        command = np.array([v[0], v[1], np.clip(w, -max_w, max_w), self._path_t])
+        w = self.clamped.clip("wz_radps", w, -max_w, max_w)
+        command = np.array([v[0], v[1], w, self._path_t])
         self._path_t = min(self._path_t + rate * self.dt, t_s + self.dt)
         return command
 
@@ -301,4 +305,7 @@ class QuadrupedController:
         qd_ref = setpoint[_QD_REF].reshape(4, 3)
         tau[swing] += KP_SWING * (q_ref[swing] - q_legs[swing])
         tau[swing] += KD_SWING * (qd_ref[swing] - qd_legs[swing])
-        return np.clip(tau, -TORQUE_LIMITS, TORQUE_LIMITS).ravel()
+        hips, knees = TORQUE_LIMITS[0], TORQUE_LIMITS[2]
+        tau[:, :2] = self.clamped.clip("hip_torque_nm", tau[:, :2], -hips, hips)
+        tau[:, 2] = self.clamped.clip("knee_torque_nm", tau[:, 2], -knees, knees)
+        return tau.ravel()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.robots.base import Robot, StartFilter
-from twinsim.robots.ground_tour import plan_ground_tour
+from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.quadruped import (
     CAMERA_POS,
     FOOT_RADIUS_M,
@@ -59,13 +59,7 @@ class Quadruped(Robot):
             swing_height_m=cfg.swing_height_m,
             foot_friction=cfg.foot_friction,
             footprint_radius_m=FOOTPRINT_RADIUS_M,
-            start_pos=tuple(plan.start_pos),
-            start_yaw=plan.start_yaw,
-            max_speed_mps=cfg.max_speed_mps,
-            max_yaw_rate_dps=cfg.max_yaw_rate_dps,
-            max_accel_mps2=cfg.max_accel_mps2,
-            path=plan.path,
-            rooms_visited=tuple(plan.rooms_visited),
+            **tour_fields(cfg, plan),
         )
 
     def default_sensors(self) -> dict[str, dict]:

@@ -28,7 +28,7 @@ from pydantic import Field
 
 from twinsim.robots.ground_tour import GroundConfig, GroundShape
 from twinsim.robots.omni import cylinder_inertia
-from twinsim.robots.pose_joints import POSE_AXES, POSE_JOINTS
+from twinsim.robots.pose_joints import POSE_JOINTS, free_pose_joints
 from twinsim.scene.spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec, RobotSpec
 
 WHEEL_JOINTS: tuple[str, str] = ("wheel_left", "wheel_right")  # after the pose joints in qpos
@@ -179,10 +179,7 @@ def _wheel_link(spec: DiffDriveSpec, joint: str, side: float) -> LinkSpec:
 
 def diff_drive_body(spec: DiffDriveSpec) -> BodySpec:
     """The chassis on six unactuated pose joints, two wheel links, a motor on each wheel."""
-    joints = tuple(
-        JointSpec(name=name, type="slide" if i < 3 else "hinge", axis=axis)
-        for i, (name, axis) in enumerate(zip(POSE_JOINTS, POSE_AXES, strict=True))
-    )
+    joints = free_pose_joints()
     chassis = LinkSpec(
         name=ROOT_LINK,
         mass_kg=spec.mass_kg - 2 * WHEEL_MASS_KG,

@@ -5,6 +5,8 @@ reads as a pose. The drone drives them; a wheeled chassis leaves them to gravity
 
 from __future__ import annotations
 
+from twinsim.scene.spec import JointSpec
+
 POSE_JOINTS: tuple[str, ...] = ("x", "y", "z", "yaw", "pitch", "roll")
 POSE_AXES: tuple[tuple[float, float, float], ...] = (
     (1, 0, 0),
@@ -15,3 +17,12 @@ POSE_AXES: tuple[tuple[float, float, float], ...] = (
     (1, 0, 0),
 )
 POSE_IS_SLIDE: tuple[bool, ...] = (True, True, True, False, False, False)
+
+
+def free_pose_joints() -> tuple[JointSpec, ...]:
+    """The six pose joints, unlimited and unactuated: a body only gravity and contacts move
+    (a wheeled chassis, a legged trunk)."""
+    return tuple(
+        JointSpec(name=name, type="slide" if slide else "hinge", axis=axis)
+        for name, axis, slide in zip(POSE_JOINTS, POSE_AXES, POSE_IS_SLIDE, strict=True)
+    )

@@ -33,7 +33,7 @@ import numpy as np
 from pydantic import Field
 
 from twinsim.robots.ground_tour import GroundConfig, GroundShape
-from twinsim.robots.pose_joints import POSE_AXES, POSE_JOINTS
+from twinsim.robots.pose_joints import POSE_JOINTS, free_pose_joints
 from twinsim.scene.spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec, RobotSpec
 
 LEGS: tuple[str, ...] = ("FL", "FR", "RL", "RR")
@@ -223,10 +223,7 @@ def _trunk_geoms() -> tuple[LinkGeomSpec, ...]:
 
 def quadruped_body(spec: QuadrupedSpec) -> BodySpec:
     """The trunk on six unactuated pose joints, four three-joint legs, a motor per leg joint."""
-    pose = tuple(
-        JointSpec(name=name, type="slide" if i < 3 else "hinge", axis=axis)
-        for i, (name, axis) in enumerate(zip(POSE_JOINTS, POSE_AXES, strict=True))
-    )
+    pose = free_pose_joints()
     trunk = LinkSpec(
         name=ROOT_LINK,
         mass_kg=TRUNK_MASS_KG,

@@ -8,8 +8,9 @@ RUN_DIR := runs/dynamic-$(shell date +%Y%m%d-%H%M%S)
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/install-system-deps.sh
+$(STAMP): pyproject.toml scripts/install-system-deps.sh scripts/install-ros1.sh
 	bash scripts/install-system-deps.sh
+	bash scripts/install-ros1.sh
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "twinsim needs Python >= 3.11"'
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip

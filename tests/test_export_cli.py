@@ -19,12 +19,13 @@ def _run(*args: str):
 
 
 def test_every_format_is_registered_with_its_options() -> None:
-    assert list(FORMATS) == ["tum", "euroc", "kitti", "rosbag2", "coco", "yolo", "rerun"]
+    assert list(FORMATS) == ["tum", "euroc", "kitti", "rosbag2", "rosbag1", "coco", "yolo", "rerun"]
     assert FORMATS["yolo"].options() == {
         "camera": None, "task": "detect", "classes": None, "min_area": 1
     }  # fmt: skip
     assert FORMATS["kitti"].options() == {"camera": None, "lidar": None, "sequence": "00"}
     assert FORMATS["rosbag2"].options() == {}
+    assert FORMATS["rosbag1"].options() == {"compression": "none"}
 
 
 def test_cli_exports_with_options(dynamic_sequence, tmp_path) -> None:

@@ -22,7 +22,9 @@ from twinsim.actors.flying import (
     planned_camera_pose,
 )
 from twinsim.actors.population import generate_people
+from twinsim.actors.yielding import RobotTrack, yield_times, yield_to_robots
 from twinsim.config import FlyingObjectsConfig, PeopleConfig, TwinsimConfig
+from twinsim.errors import ConfigError
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.free_space import floor_region
 from twinsim.scene.generators import GENERATORS, Layout
@@ -158,13 +160,19 @@ def make_actors(
     )
 
 
-def build_scene(cfg: TwinsimConfig) -> SceneSpec:
+LIVE_PLAN_S = 5.0  # the tour a live robot is placed by (its path is then dropped)
+
+
+def build_scene(cfg: TwinsimConfig, live: bool = False) -> SceneSpec:
     """Resolve a config into a complete world: layout, people, robot paths, flying objects,
     sensors.
 
     The layout comes from the generator `cfg.scene.generator` names. Each stage draws from its
     own stream of the seed, so adding people or flying objects to a config keeps the same world;
     the first robot plans from the flight stream, each further robot from a stream of its own.
+    Once every robot is planned, walkers wait for them to pass (`walkers_yield`). `live`: the
+    robots are driven from outside (`twinsim.closedloop`): they keep their start pose and no
+    planned path, and walkers keep clear of where they start.
     """
     seeds = np.random.SeedSequence(cfg.seed).spawn(3 + len(cfg.robots))
     layout_rng, people_rng, flight_rng, objects_rng = (np.random.default_rng(s) for s in seeds[:4])
@@ -180,11 +188,20 @@ def build_scene(cfg: TwinsimConfig) -> SceneSpec:
     planning = keep_out_of_stationary_people(layout, actors.people)
     for (name, robot_cfg), rng in zip(cfg.robots.items(), robot_rngs, strict=True):
         start_allowed = _start_filter(actors.traces, [r.start_pos for r in robots])
+        plan_cfg, plan_s = (_placing_only(robot_cfg), LIVE_PLAN_S) if live else (robot_cfg, total_s)
         robot = ROBOTS.get(robot_cfg.kind).resolve(
-            robot_cfg, planning, total_s, rng, start_allowed=start_allowed
+            plan_cfg, planning, plan_s, rng, start_allowed=start_allowed
         )
         robots.append(robot.model_copy(update={"name": name}))
         sensors += resolve_sensors(robot_cfg.sensors, name)
+    if live:
+        robots = [r.model_copy(update={"path": ()}) for r in robots]
+    actors = replace(actors, people=walkers_yield(actors.people, robots, total_s))
+    if cfg.flying_objects.pass_in_front and live:
+        raise ConfigError(
+            "flying_objects.pass_in_front: needs the robot's planned path; robots driven live "
+            "have none (set it to false)"
+        )
     if cfg.flying_objects.pass_in_front:
         occluder, materials = _occluder(
             robots[0], sensors, layout, total_s, objects_rng, actors.next_id
@@ -198,11 +215,31 @@ def build_scene(cfg: TwinsimConfig) -> SceneSpec:
     return actors.into(layout.to_scene(cfg.seed, tuple(robots), tuple(sensors)))
 
 
+def _placing_only(robot_cfg):
+    """A live robot's config as it is resolved: its tour only places it, so it need enter one
+    room only (for the kinds whose tours enter rooms)."""
+    if "min_rooms_visited" in type(robot_cfg).model_fields:
+        return robot_cfg.model_copy(update={"min_rooms_visited": 1})
+    return robot_cfg
+
+
+def walkers_yield(
+    people: Sequence[PersonSpec], robots: Sequence[RobotSpec], total_s: float
+) -> tuple[PersonSpec, ...]:
+    """The people with waits put into every walker's motion so that it keeps clear of each
+    robot's planned position over the run (`twinsim.actors.yielding`): people are kinematic
+    and would push a robot over with unbounded force; the tours are planned first, so the
+    walkers give way to them."""
+    t = yield_times(total_s)
+    tracks = [RobotTrack(*ROBOTS.get(r.kind).planned_footprint(r, t)) for r in robots]
+    return tuple(yield_to_robots(person, tracks, t) for person in people)
+
+
 def keep_out_of_stationary_people(layout: Layout, people: Sequence[PersonSpec]) -> Layout:
     """The layout robots plan in: people who stay where they are (standing, waving, sitting)
     are obstacles there, a box of `STATIONARY_PERSON_HALF_M` around them as tall as they are,
-    so no tour runs through them; walkers cross tours, as in GRADE (their contacts are
-    recorded)."""
+    so no tour runs through them; walkers cross tours, as in GRADE, and wait for the robots
+    to pass (`walkers_yield`)."""
     keep_outs = []
     for person in people:
         if person.motion.kind not in STATIONARY_MOTIONS or not person.motion.waypoints:

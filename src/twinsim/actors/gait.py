@@ -132,6 +132,14 @@ def walk_path_length(waypoints) -> float:
     return _Path(waypoints).length
 
 
+def double_support_times(spec: HumanMotionSpec) -> np.ndarray:
+    """Clip times τ of a walk at which it stands on both feet: its heel strikes, one every
+    1 / gait_frequency_hz (a step of half a stride), and the end of a pass, where it stands
+    (`_Walk`); a walker that stops there does not freeze with a foot in the air."""
+    steps = np.arange(0.0, spec.cycle_s, 1.0 / spec.gait_frequency_hz)
+    return np.append(steps, spec.cycle_s)
+
+
 class _Rig:
     """The body dimensions the procedural motions need, read once from a `HumanModel`."""
 

@@ -3,7 +3,7 @@ of parts, joints and keypoints it gives at any simulation time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -65,12 +65,34 @@ class PoseTable:
         return (q0 + w * (self._q[i1] - q0))[None], (r0 + w * (self._root[i1] - r0))[None]
 
 
+def own_time(t_s: float | np.ndarray, pauses: Sequence[tuple[float, float]]) -> float | np.ndarray:
+    """A person's own time at simulation times `t_s` (a float or an array): the simulation's
+    less the waits `(start_s, duration_s)` begun before, so it stands still during each wait.
+
+    Without waits it is `t_s` itself; the scalar and array forms do the same arithmetic.
+    """
+    if not pauses:
+        return t_s
+    if isinstance(t_s, float):
+        held = 0.0
+        for start, duration in pauses:
+            held += min(max(t_s - start, 0.0), duration)
+        return t_s - held
+    t = np.asarray(t_s, dtype=float)
+    held = np.zeros_like(t)
+    for start, duration in pauses:
+        held += np.minimum(np.maximum(t - start, 0.0), duration)
+    return t - held
+
+
 class HumanMotion:
     """A person's animation; every method is a pure function of simulation time `t_s`.
 
     Scalar `t_s` gives one result; a 1-D array of times gives a leading time axis. Playback is
     ping-pong (GRADE): the motion runs forward for `cycle_s`, then backward, period 2·cycle_s,
-    shifted by `phase_s`, so it never jumps and never stops.
+    shifted by `phase_s`, so it never jumps and never stops; it runs on the person's own time
+    (`own_time`), which stands still during the spec's `pauses`, so a waiting person holds the
+    pose it stopped in, wherever it was in the cycle.
     """
 
     def __init__(self, model: HumanModel, spec: HumanMotionSpec, table: PoseTable) -> None:
@@ -81,15 +103,22 @@ class HumanMotion:
         self._table = table
 
     def playback_time(self, t_s) -> np.ndarray:
-        """Clip time τ(t): a triangle wave 0 → cycle_s → 0 of period 2·cycle_s."""
-        u = np.mod(np.asarray(t_s, dtype=float) + self.spec.phase_s, self.period_s)
+        """Clip time τ(t): a triangle wave 0 → cycle_s → 0 of period 2·cycle_s in own time."""
+        own = own_time(np.asarray(t_s, dtype=float), self.spec.pauses)
+        u = np.mod(own + self.spec.phase_s, self.period_s)
         return np.where(u <= self.cycle_s, u, self.period_s - u)
+
+    def root_xy(self, t_s: np.ndarray) -> np.ndarray:
+        """World x, y of the pelvis at times `t_s` (N, 2), without posing the parts (cheap
+        enough to sample a whole run densely, as planning does)."""
+        _, root = self._table(self.playback_time(t_s))
+        return root[:, :2]
 
     def _state(self, t_s) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
         """Quaternions (N, P, 4), orientations (N, P, 3, 3), part origins (N, P, 3), scalar?"""
         t = np.asarray(t_s, dtype=float)
         if t.ndim == 0:
-            u = (float(t) + self.spec.phase_s) % self.period_s
+            u = (own_time(float(t), self.spec.pauses) + self.spec.phase_s) % self.period_s
             q, root = self._table.at(u if u <= self.cycle_s else self.period_s - u)
         elif t.ndim == 1:
             q, root = self._table(self.playback_time(t))

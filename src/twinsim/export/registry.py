@@ -50,6 +50,7 @@ FORMATS: dict[str, ExportFormat] = {
         ExportFormat("euroc", "euroc:export_euroc", "EuRoC MAV: mav0/ cameras, imu0, ground truth"),
         ExportFormat("kitti", "kitti:export_kitti", "KITTI odometry + SemanticKITTI labels"),
         ExportFormat("rosbag2", "rosbag2:export_rosbag2", "ROS 2 bag (MCAP): images, IMU, tf"),
+        ExportFormat("rosbag1", "rosbag1:export_rosbag1", "ROS 1 bag (.bag): images, IMU, tf"),
         ExportFormat("coco", "coco:export_coco", "COCO instances (RLE masks) and keypoints"),
         ExportFormat("yolo", "yolo:export_yolo", "YOLO detection or segmentation labels"),
         ExportFormat("rerun", "rrd:export_rerun", "Rerun .rrd recording of every stream"),

@@ -1,59 +1,19 @@
 """ROS 2 bag (MCAP storage) written with `rosbags`, no ROS install needed.
 
-Topics (frame ids in brackets): `/tf_static` (base_link → every sensor), `/tf` (world →
-base_link), `/groundtruth/pose` and `/groundtruth/<camera>/pose` (PoseStamped [world]),
-`/odom` (Odometry [world → base_link], twist in base_link), `/joint_states` (JointState of the
-robot's joints), `/<imu>/data` (Imu), per camera `/<camera>/image_raw` (rgb8), `/<camera>/depth`
-(32FC1 metres, 0 = no reading), `/<camera>/instance` and `/<camera>/semantic` (16UC1 ids),
-`/<camera>/camera_info`, and per LiDAR `/<lidar>/points` (PointCloud2). Every stamp is the
-sequence clock's exact nanoseconds; each topic keeps its stream's recorded rate (`/tf` that of
-`groundtruth_body`, `/joint_states` that of `joint_states`).
+The topics, frames and stamps are those of `ros_messages` (shared with the `rosbag1` export);
+messages are CDR-serialized with the ROS 2 Humble definitions, and `/tf_static` is offered
+transient local, as ROS 2 latches it.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import numpy as np
-
-from twinsim.export.common import (
-    Progress,
-    T_body_sensor,
-    no_progress,
-    prepare_output,
-    streams_of_type,
-)
-from twinsim.sequence.poses import pose_to_row, rows_to_poses
+from twinsim.export.common import Progress, no_progress, prepare_output
+from twinsim.export.ros_messages import message_stream
 from twinsim.sequence.reader import SequenceReader
 
-WORLD, BASE = "world", "base_link"
 BAG_NAME = "bag"
-
-#: PointCloud2 layout of a LiDAR scan: name -> (numpy type, ROS PointField datatype).
-CLOUD_FIELDS = {
-    "x": ("<f4", 7),
-    "y": ("<f4", 7),
-    "z": ("<f4", 7),
-    "intensity": ("<f4", 7),
-    "t": ("<u4", 6),  # capture time minus the header stamp, ns (Ouster's convention)
-    "ring": ("<u2", 4),
-    "semantic": ("<u2", 4),
-    "instance": ("<u4", 6),
-    "dynamic": ("u1", 2),
-}
-CLOUD_DTYPE = np.dtype(
-    {
-        "names": list(CLOUD_FIELDS),
-        "formats": [t for t, _ in CLOUD_FIELDS.values()],
-        "offsets": [0, 4, 8, 12, 16, 20, 22, 24, 28],
-        "itemsize": 32,
-    }
-)
-
-# (t_ns, rank, topic, make message) — rank keeps equal stamps in a fixed order
-_Item = tuple[int, int, str, Callable[[], object]]
 
 
 def export_rosbag2(seq: SequenceReader, out: Path, *, progress: Progress = no_progress) -> Path:
@@ -71,319 +31,24 @@ def export_rosbag2(seq: SequenceReader, out: Path, *, progress: Progress = no_pr
 
     store = get_typestore(Stores.ROS2_HUMBLE)
     out = prepare_output(out)
-    builder = _Messages(seq, store)
-    sources = builder.sources()
-    total = sum(n for n, _, _ in sources.values())
+    topics, messages = message_stream(seq, store)
+    total = sum(topic.count for topic in topics.values())
     latched = Qos(
         QosHistory.KEEP_LAST, 1, QosReliability.RELIABLE, QosDurability.TRANSIENT_LOCAL,
         QosTime(0, 0), QosTime(0, 0), QosLiveliness.AUTOMATIC, QosTime(0, 0), False,
     )  # fmt: skip
     with Writer(out / BAG_NAME, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
         connections = {
-            topic: writer.add_connection(
-                topic,
-                msgtype,
+            name: writer.add_connection(
+                name,
+                topic.msgtype,
                 typestore=store,
-                offered_qos_profiles=[latched] if topic == "/tf_static" else [],
+                offered_qos_profiles=[latched] if name == "/tf_static" else [],
             )
-            for topic, (_, msgtype, _) in sources.items()
+            for name, topic in topics.items()
         }
-        merged = heapq.merge(*(items for _, _, items in sources.values()))
-        for done, (t_ns, _, topic, make) in enumerate(merged, start=1):
-            connection = connections[topic]
-            writer.write(connection, t_ns, store.serialize_cdr(make(), connection.msgtype))
+        for done, (t_ns, name, message) in enumerate(messages, start=1):
+            connection = connections[name]
+            writer.write(connection, t_ns, store.serialize_cdr(message, connection.msgtype))
             progress(done, total)
     return out / BAG_NAME
-
-
-class _Messages:
-    """Builds each topic's messages lazily, in time order, from the sequence's streams."""
-
-    def __init__(self, seq: SequenceReader, store) -> None:
-        self.seq, self.store = seq, store
-        self.types = store.types
-        self._streams: dict[str, _LastFrame] = {}
-
-    def sources(self) -> dict[str, tuple[int, str, Iterator[_Item]]]:
-        """topic -> (message count, message type, time-ordered items)."""
-        seq, out = self.seq, {}
-        t_ns, T = seq.groundtruth("groundtruth_body")
-        static = iter([(int(t_ns[0]), 0, "/tf_static", lambda: self._static(int(t_ns[0])))])
-        out["/tf_static"] = (1, "tf2_msgs/msg/TFMessage", static)
-        out["/tf"] = (len(t_ns), "tf2_msgs/msg/TFMessage", self._tf(t_ns, T))
-        out["/groundtruth/pose"] = (
-            len(t_ns), "geometry_msgs/msg/PoseStamped", self._poses("/groundtruth/pose", t_ns, T)
-        )  # fmt: skip
-        for camera in streams_of_type(seq, "camera"):
-            name = f"groundtruth_{camera}"
-            if name in seq.streams:
-                topic = f"/groundtruth/{camera}/pose"
-                t_c, T_c = seq.groundtruth(name)
-                out[topic] = (
-                    len(t_c),
-                    "geometry_msgs/msg/PoseStamped",
-                    self._poses(topic, t_c, T_c),
-                )
-        if "odometry" in seq.streams:
-            odom = seq.table("odometry")
-            out["/odom"] = (len(odom["t_ns"]), "nav_msgs/msg/Odometry", self._odometry(odom))
-        if "joint_states" in seq.streams:
-            joints = seq.table("joint_states")
-            out["/joint_states"] = (
-                len(joints["t_ns"]), "sensor_msgs/msg/JointState", self._joints(joints)
-            )  # fmt: skip
-        for imu in streams_of_type(seq, "imu"):
-            data = seq.imu(imu)
-            out[f"/{imu}/data"] = (len(data.t_ns), "sensor_msgs/msg/Imu", self._imu(imu, data))
-        for camera in streams_of_type(seq, "camera"):
-            n = seq.stream_info(camera)["count"]
-            for kind, msgtype in (
-                ("image_raw", "sensor_msgs/msg/Image"),
-                ("depth", "sensor_msgs/msg/Image"),
-                ("instance", "sensor_msgs/msg/Image"),
-                ("semantic", "sensor_msgs/msg/Image"),
-                ("camera_info", "sensor_msgs/msg/CameraInfo"),
-            ):
-                out[f"/{camera}/{kind}"] = (n, msgtype, self._camera(camera, kind))
-        for lidar in streams_of_type(seq, "lidar"):
-            n = seq.stream_info(lidar)["count"]
-            out[f"/{lidar}/points"] = (n, "sensor_msgs/msg/PointCloud2", self._lidar(lidar))
-        return out
-
-    # message parts -----------------------------------------------------------------------------
-
-    def _header(self, t_ns: int, frame_id: str):
-        Time, Header = self.types["builtin_interfaces/msg/Time"], self.types["std_msgs/msg/Header"]
-        return Header(
-            stamp=Time(sec=int(t_ns) // 10**9, nanosec=int(t_ns) % 10**9), frame_id=frame_id
-        )
-
-    def _pose(self, T: np.ndarray):
-        t = self.types
-        x, y, z, qx, qy, qz, qw = (float(v) for v in pose_to_row(T))
-        return t["geometry_msgs/msg/Pose"](
-            position=t["geometry_msgs/msg/Point"](x=x, y=y, z=z),
-            orientation=t["geometry_msgs/msg/Quaternion"](x=qx, y=qy, z=qz, w=qw),
-        )
-
-    def _vector(self, v) -> object:
-        x, y, z = (float(c) for c in v)
-        return self.types["geometry_msgs/msg/Vector3"](x=x, y=y, z=z)
-
-    def _transform(self, t_ns: int, parent: str, child: str, T: np.ndarray):
-        t = self.types
-        pose = self._pose(T)
-        return t["geometry_msgs/msg/TransformStamped"](
-            header=self._header(t_ns, parent),
-            child_frame_id=child,
-            transform=t["geometry_msgs/msg/Transform"](
-                translation=self._vector((pose.position.x, pose.position.y, pose.position.z)),
-                rotation=pose.orientation,
-            ),
-        )
-
-    def _image(self, t_ns: int, frame_id: str, array: np.ndarray, encoding: str):
-        array = np.ascontiguousarray(array)
-        height, width = array.shape[:2]
-        return self.types["sensor_msgs/msg/Image"](
-            header=self._header(t_ns, frame_id),
-            height=height,
-            width=width,
-            encoding=encoding,
-            is_bigendian=0,
-            step=array.strides[0],
-            data=array.view(np.uint8).reshape(-1),
-        )
-
-    # topics ------------------------------------------------------------------------------------
-
-    def _static(self, t0: int):
-        seq = self.seq
-        sensors = [n for n, info in seq.metadata["streams"].items() if "T_body_sensor" in info]
-        transforms = [
-            self._transform(t0, BASE, _frame_id(seq, n), T_body_sensor(seq, n)) for n in sensors
-        ]
-        return self.types["tf2_msgs/msg/TFMessage"](transforms=transforms)
-
-    def _tf(self, t_ns: np.ndarray, T: np.ndarray) -> Iterator[_Item]:
-        TF = self.types["tf2_msgs/msg/TFMessage"]
-        for t, pose in zip(t_ns, T, strict=True):
-            yield (
-                int(t),
-                1,
-                "/tf",
-                lambda t=t, p=pose: TF(transforms=[self._transform(t, WORLD, BASE, p)]),
-            )
-
-    def _poses(self, topic: str, t_ns: np.ndarray, T: np.ndarray) -> Iterator[_Item]:
-        PoseStamped = self.types["geometry_msgs/msg/PoseStamped"]
-        for t, pose in zip(t_ns, T, strict=True):
-            yield (
-                int(t),
-                2,
-                topic,
-                lambda t=t, p=pose: PoseStamped(header=self._header(t, WORLD), pose=self._pose(p)),
-            )
-
-    def _odometry(self, odom: dict[str, np.ndarray]) -> Iterator[_Item]:
-        t = self.types
-        rows = np.stack([odom[c] for c in ("x", "y", "z", "qx", "qy", "qz", "qw")], axis=1)
-        twist = np.stack([odom[c] for c in ("vx", "vy", "vz", "wx", "wy", "wz")], axis=1)
-        poses = rows_to_poses(rows)
-
-        def make(i: int):
-            return t["nav_msgs/msg/Odometry"](
-                header=self._header(odom["t_ns"][i], WORLD),
-                child_frame_id=BASE,
-                pose=t["geometry_msgs/msg/PoseWithCovariance"](
-                    pose=self._pose(poses[i]), covariance=np.zeros(36)
-                ),
-                twist=t["geometry_msgs/msg/TwistWithCovariance"](
-                    twist=t["geometry_msgs/msg/Twist"](
-                        linear=self._vector(twist[i, :3]), angular=self._vector(twist[i, 3:])
-                    ),
-                    covariance=np.zeros(36),
-                ),
-            )
-
-        for i, stamp in enumerate(odom["t_ns"]):
-            yield int(stamp), 3, "/odom", lambda i=i: make(i)
-
-    def _joints(self, table: dict[str, np.ndarray]) -> Iterator[_Item]:
-        JointState = self.types["sensor_msgs/msg/JointState"]
-        names = [c.removeprefix("position_") for c in table if c.startswith("position_")]
-        n = len(table["t_ns"])
-        values = {
-            kind: np.array([table[f"{kind}_{j}"] for j in names], float).reshape(-1, n).T
-            for kind in ("position", "velocity", "effort")
-        }
-
-        def make(i: int):
-            return JointState(
-                header=self._header(table["t_ns"][i], ""),
-                name=names,
-                **{kind: v[i].copy() for kind, v in values.items()},
-            )
-
-        for i, stamp in enumerate(table["t_ns"]):
-            yield int(stamp), 3, "/joint_states", lambda i=i: make(i)
-
-    def _imu(self, name: str, data) -> Iterator[_Item]:
-        t = self.types
-        unknown_orientation = np.zeros(9)
-        unknown_orientation[0] = -1.0  # ROS: orientation not provided
-
-        def make(i: int):
-            return t["sensor_msgs/msg/Imu"](
-                header=self._header(data.t_ns[i], name),
-                orientation=t["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0),
-                orientation_covariance=unknown_orientation,
-                angular_velocity=self._vector(data.gyro[i]),
-                angular_velocity_covariance=np.zeros(9),
-                linear_acceleration=self._vector(data.accel[i]),
-                linear_acceleration_covariance=np.zeros(9),
-            )
-
-        for i, stamp in enumerate(data.t_ns):
-            yield int(stamp), 4, f"/{name}/data", lambda i=i: make(i)
-
-    def _camera(self, camera: str, kind: str) -> Iterator[_Item]:
-        stream = self._streams.setdefault(camera, _LastFrame(self.seq.camera(camera)))
-        frame_id = _frame_id(self.seq, camera)
-        topic = f"/{camera}/{kind}"
-        rank = 5 + ("image_raw", "depth", "instance", "semantic", "camera_info").index(kind)
-        for i, stamp in enumerate(stream.t_ns):
-            if kind == "camera_info":
-                yield int(stamp), rank, topic, lambda s=stamp: self._info(stream, s, frame_id)
-                continue
-
-            def make(i=i, s=stamp):
-                frame = stream[i]
-                if kind == "image_raw":
-                    return self._image(s, frame_id, frame.rgb, "rgb8")
-                if kind == "depth":
-                    return self._image(s, frame_id, frame.depth.astype("<f4"), "32FC1")
-                return self._image(s, frame_id, getattr(frame, kind).astype("<u2"), "16UC1")
-
-            yield int(stamp), rank, topic, make
-
-    def _info(self, stream, t_ns: int, frame_id: str):
-        K = stream.K
-        P = np.zeros(12)
-        P.reshape(3, 4)[:, :3] = K
-        return self.types["sensor_msgs/msg/CameraInfo"](
-            header=self._header(t_ns, frame_id),
-            height=stream.height,
-            width=stream.width,
-            distortion_model="plumb_bob",
-            d=np.zeros(5),
-            k=K.ravel().copy(),
-            r=np.eye(3).ravel(),
-            p=P,
-            binning_x=0,
-            binning_y=0,
-            roi=self.types["sensor_msgs/msg/RegionOfInterest"](
-                x_offset=0, y_offset=0, height=0, width=0, do_rectify=False
-            ),
-        )
-
-    def _lidar(self, name: str) -> Iterator[_Item]:
-        stream = self.seq.lidar(name)
-        topic = f"/{name}/points"
-        for i, t_ns in enumerate(stream.t_ns):
-            yield int(t_ns), 10, topic, lambda i=i: self._cloud(name, stream[i])
-
-    def _cloud(self, name: str, scan):
-        points = scan_to_records(scan)
-        t = self.types
-        fields = [
-            t["sensor_msgs/msg/PointField"](
-                name=f, offset=CLOUD_DTYPE.fields[f][1], datatype=code, count=1
-            )
-            for f, (_, code) in CLOUD_FIELDS.items()
-        ]
-        return t["sensor_msgs/msg/PointCloud2"](
-            header=self._header(scan.t_ns, name),
-            height=1,
-            width=len(points),
-            fields=fields,
-            is_bigendian=False,
-            point_step=CLOUD_DTYPE.itemsize,
-            row_step=CLOUD_DTYPE.itemsize * len(points),
-            data=points.view(np.uint8).reshape(-1),
-            is_dense=True,
-        )
-
-
-class _LastFrame:
-    """A camera stream that keeps its last loaded frame: the image, depth and mask topics of
-    one instant are written one after another, so each frame is read once."""
-
-    def __init__(self, stream) -> None:
-        self.stream, self.K = stream, stream.K
-        self.width, self.height, self.t_ns = stream.width, stream.height, stream.t_ns
-        self._last = None
-
-    def __getitem__(self, index: int):
-        if self._last is None or self._last.index != index:
-            self._last = self.stream[index]
-        return self._last
-
-
-def scan_to_records(scan) -> np.ndarray:
-    """A LiDAR scan as a structured array with the PointCloud2 layout `CLOUD_DTYPE`."""
-    points = np.zeros(len(scan.points), dtype=CLOUD_DTYPE)
-    for axis, column in zip("xyz", np.asarray(scan.points, np.float32).T, strict=True):
-        points[axis] = column
-    points["intensity"] = scan.intensity
-    points["t"] = scan.t_offset_ns
-    points["ring"] = scan.ring
-    points["semantic"] = scan.semantic
-    points["instance"] = scan.instance
-    points["dynamic"] = scan.dynamic
-    return points
-
-
-def _frame_id(seq: SequenceReader, stream: str) -> str:
-    """TF frame of a sensor: `<camera>_optical_frame` for cameras, else the stream name."""
-    return f"{stream}_optical_frame" if seq.stream_info(stream).get("type") == "camera" else stream

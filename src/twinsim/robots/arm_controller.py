@@ -110,10 +110,13 @@ class ArmDynamics:
 
 
 class ArmController:
-    """Follows the planned joint path: set-points from the path at t, torques from them."""
+    """Follows a joint path (planned, or live targets): set-points from it at t, torques from
+    them."""
 
-    def __init__(self, spec: ArmSpec) -> None:
-        self.path = JointPath.of(spec)
+    def __init__(self, spec: ArmSpec, path=None) -> None:
+        """`path`: what gives (q, qd, qdd) at t (`sample`); the planned `JointPath` by
+        default, a `LiveJoints` in a closed-loop run."""
+        self.path = path if path is not None else JointPath.of(spec)
         self.dynamics = ArmDynamics(arm_body(spec))
         self.kp, self.kd = OMEGA**2, 2.0 * OMEGA
         self.torque_limit = np.array(TORQUE_LIMITS)

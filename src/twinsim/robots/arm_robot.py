@@ -3,12 +3,23 @@ its top with a wrist RGB-D camera along IK-planned viewpoints, on joint torque c
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from twinsim.robots.arm import DEFAULT_CAMERA_POS, JOINT_NAMES, ArmConfig, ArmSpec, arm_body
+from twinsim.robots.arm import (
+    DEFAULT_CAMERA_POS,
+    JOINT_NAMES,
+    PEDESTAL_HALF_M,
+    ArmConfig,
+    ArmSpec,
+    arm_body,
+)
 from twinsim.robots.arm_controller import SETPOINT_COLUMNS, ArmController
 from twinsim.robots.arm_scan import plan_scan
 from twinsim.robots.base import Robot, StartFilter
+from twinsim.robots.commands import CommandMode, CommandSpace
+from twinsim.robots.live_reference import LiveController, LiveJoints
 from twinsim.scene.spec import BodySpec
 
 
@@ -51,6 +62,12 @@ class Arm(Robot):
             "imu0": {"kind": "imu"},
         }
 
+    def planned_footprint(self, spec: ArmSpec, t_s: np.ndarray) -> tuple[np.ndarray, float]:
+        """The fixed base's x, y at all times and its pedestal's half diagonal (the arm reaches
+        over the table it scans, away from the floor people walk on)."""
+        xy, _ = super().planned_footprint(spec, t_s)
+        return xy, math.sqrt(2.0) * PEDESTAL_HALF_M
+
     def body(self, spec: ArmSpec) -> BodySpec:
         return arm_body(spec)
 
@@ -66,3 +83,14 @@ class Arm(Robot):
 
     def controller(self, spec: ArmSpec, physics_hz: int) -> ArmController:
         return ArmController(spec)
+
+    def command_space(self, spec: ArmSpec) -> CommandSpace:
+        """Joint targets by joint name (rad), reached at the arm's joint speed limit."""
+        mode = CommandMode(JOINT_NAMES, "joint angle targets (rad); unset = held")
+        return CommandSpace({"joints": mode})
+
+    def live_controller(self, spec: ArmSpec, physics_hz: int) -> LiveController:
+        """Computed-torque control of live joint targets, from the scan's first pose."""
+        q0, _ = self.initial_state(spec)
+        joints = LiveJoints(JOINT_NAMES, q0, np.deg2rad(spec.max_joint_speed_dps))
+        return LiveController(ArmController(spec, joints), joints)

@@ -22,6 +22,17 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from twinsim.configmodel import ConfigModel
+from twinsim.robots.commands import (
+    PLANAR_VELOCITY,
+    PLANAR_WAYPOINT,
+    SPATIAL_VELOCITY,
+    SPATIAL_WAYPOINT,
+    UNICYCLE_VELOCITY,
+    CommandError,
+    CommandSpace,
+)
+from twinsim.robots.live_reference import BaseLimits, LiveController, LiveReference
+from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.spec import BodySpec, RobotSpec
 from twinsim.sensors.registry import SENSOR_CONFIG
 
@@ -30,6 +41,8 @@ ROBOT_STREAMS = ("groundtruth_body", "odometry", "joint_states", "robot_state", 
 SENSOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 #: (N, 2) world x, y → (N,) bool: where a robot may start (e.g. clear of people's traces)
 StartFilter = Callable[[np.ndarray], np.ndarray]
+#: the footprint radius of a kind whose spec does not say it (a user's robot file)
+DEFAULT_FOOTPRINT_RADIUS_M = 0.3
 
 
 class RobotConfig(ConfigModel):
@@ -126,6 +139,49 @@ class Robot(ABC):
         if recover is not None:
             recover(log)
         return controller
+
+    def base_limits(self, spec: RobotSpec) -> BaseLimits | None:
+        """What the robot's mobile base can do, for live velocity and waypoint commands; None
+        for a robot without one (it then overrides `command_space` and `live_controller`)."""
+        return None
+
+    def follower(self, spec: RobotSpec, reference, physics_hz: int) -> Controller:
+        """The kind's path follower tracking `reference` (anything with `reference(t)`, a
+        `Trajectory` or a `LiveReference`); kinds with a `base_limits` provide it."""
+        raise NotImplementedError(f"robot kind {self.kind!r} has no path follower")
+
+    def command_space(self, spec: RobotSpec) -> CommandSpace:
+        """The live commands this robot takes (`twinsim.robots.commands`): velocity and
+        waypoint for a mobile base, by what the base can do; none by default."""
+        limits = self.base_limits(spec)
+        if limits is None:
+            return CommandSpace({})
+        if limits.vertical:
+            return CommandSpace({"velocity": SPATIAL_VELOCITY, "waypoint": SPATIAL_WAYPOINT})
+        velocity = PLANAR_VELOCITY if limits.holonomic else UNICYCLE_VELOCITY
+        return CommandSpace({"velocity": velocity, "waypoint": PLANAR_WAYPOINT})
+
+    def live_controller(self, spec: RobotSpec, physics_hz: int) -> LiveController:
+        """The controller of a closed-loop run: the kind's follower on a `LiveReference`
+        that starts at rest at the start pose and moves as commands say."""
+        limits = self.base_limits(spec)
+        if limits is None:
+            raise CommandError(f"robot kind {self.kind!r} cannot be driven live")
+        reference = LiveReference(spec.start_pos, spec.start_yaw, limits)
+        return LiveController(self.follower(spec, reference, physics_hz), reference)
+
+    def planned_footprint(self, spec: RobotSpec, t_s: np.ndarray) -> tuple[np.ndarray, float]:
+        """Where the robot's body is planned to be at times `t_s` (N,): its x, y (N, 2) and
+        the radius of a circle about that point holding its footprint, so people can keep
+        clear of it (`twinsim.actors.yielding`). By default the planned `path` (its end held
+        after it ends; the start position where there is none: a fixed base) and the spec's
+        `footprint_radius_m` (the ground kinds' field), else `DEFAULT_FOOTPRINT_RADIUS_M`."""
+        t = np.asarray(t_s, dtype=float)
+        if len(spec.path) >= 2:
+            xy = Trajectory.from_path_points(spec.path).sample(t).pos[:, :2]
+        else:
+            xy = np.tile(np.asarray(spec.start_pos[:2], dtype=float), (len(t), 1))
+        return xy, float(getattr(spec, "footprint_radius_m", DEFAULT_FOOTPRINT_RADIUS_M))
 
     def default_sensors(self) -> dict[str, dict]:
         """The sensors (settings by name, each with its `kind`) a config without any gets."""

@@ -18,7 +18,8 @@ from twinsim.robots.diff_drive import (
 )
 from twinsim.robots.diff_drive_controller import SETPOINT_COLUMNS, DiffDriveController
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
-from twinsim.robots.trajectory import Trajectory
+from twinsim.robots.live_reference import BaseLimits
+from twinsim.robots.trajectory import planned_reference
 from twinsim.scene.spec import BodySpec
 
 DEFAULT_WHEEL_RADIUS_M = DiffDriveConfig.model_fields["wheel_radius_m"].default
@@ -74,4 +75,16 @@ class DiffDrive(Robot):
         return SETPOINT_COLUMNS
 
     def controller(self, spec: DiffDriveSpec, physics_hz: int) -> DiffDriveController:
-        return DiffDriveController(spec, Trajectory.from_path_points(spec.path), physics_hz)
+        return self.follower(spec, planned_reference(spec), physics_hz)
+
+    def follower(self, spec: DiffDriveSpec, reference, physics_hz: int) -> DiffDriveController:
+        return DiffDriveController(spec, reference, physics_hz)
+
+    def base_limits(self, spec: DiffDriveSpec) -> BaseLimits:
+        return BaseLimits(
+            spec.max_speed_mps,
+            spec.max_accel_mps2,
+            np.deg2rad(spec.max_yaw_rate_dps),
+            holonomic=False,
+            vertical=False,
+        )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from twinsim.robots.base import Robot, StartFilter
@@ -14,9 +16,12 @@ from twinsim.robots.drone import (
     pose_to_qpos,
 )
 from twinsim.robots.drone_controller import SETPOINT_COLUMNS, FlightController
+from twinsim.robots.live_reference import BaseLimits
 from twinsim.robots.planner import plan_flight
-from twinsim.robots.trajectory import Trajectory
+from twinsim.robots.trajectory import planned_reference
 from twinsim.scene.spec import BodySpec
+
+LIVE_ACCEL_MPS2 = 0.5  # a live command's acceleration: the planned tours' (MotionLimits)
 
 
 class Drone(Robot):
@@ -63,6 +68,12 @@ class Drone(Robot):
         """GRADE's: an RGB-D camera looking forward from the frame's front, an IMU at its centre."""
         return {"cam0": {"kind": "camera"}, "imu0": {"kind": "imu"}}
 
+    def planned_footprint(self, spec: DroneSpec, t_s: np.ndarray) -> tuple[np.ndarray, float]:
+        """The planned path's x, y and the frame's half diagonal: the drone flies at the height
+        of people's heads, so they keep clear of it as of a ground robot."""
+        xy, _ = super().planned_footprint(spec, t_s)
+        return xy, math.hypot(spec.half_size[0], spec.half_size[1])
+
     def body(self, spec: DroneSpec) -> BodySpec:
         return drone_body(spec)
 
@@ -73,4 +84,16 @@ class Drone(Robot):
         return SETPOINT_COLUMNS
 
     def controller(self, spec: DroneSpec, physics_hz: int) -> FlightController:
-        return FlightController(spec, Trajectory.from_path_points(spec.path), physics_hz)
+        return self.follower(spec, planned_reference(spec), physics_hz)
+
+    def follower(self, spec: DroneSpec, reference, physics_hz: int) -> FlightController:
+        return FlightController(spec, reference, physics_hz)
+
+    def base_limits(self, spec: DroneSpec) -> BaseLimits:
+        return BaseLimits(
+            spec.max_speed_mps,
+            LIVE_ACCEL_MPS2,
+            np.deg2rad(spec.max_yaw_rate_dps),
+            holonomic=True,
+            vertical=True,
+        )

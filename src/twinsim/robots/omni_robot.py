@@ -7,6 +7,7 @@ import numpy as np
 
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
+from twinsim.robots.live_reference import BaseLimits
 from twinsim.robots.omni import (
     CAMERA_POS,
     CHASSIS_Z_M,
@@ -19,7 +20,7 @@ from twinsim.robots.omni import (
     pose_to_qpos,
 )
 from twinsim.robots.omni_controller import SETPOINT_COLUMNS, OmniController
-from twinsim.robots.trajectory import Trajectory
+from twinsim.robots.trajectory import planned_reference
 from twinsim.scene.spec import BodySpec
 
 
@@ -62,4 +63,16 @@ class Omni(Robot):
         return SETPOINT_COLUMNS
 
     def controller(self, spec: OmniSpec, physics_hz: int) -> OmniController:
-        return OmniController(spec, Trajectory.from_path_points(spec.path), physics_hz)
+        return self.follower(spec, planned_reference(spec), physics_hz)
+
+    def follower(self, spec: OmniSpec, reference, physics_hz: int) -> OmniController:
+        return OmniController(spec, reference, physics_hz)
+
+    def base_limits(self, spec: OmniSpec) -> BaseLimits:
+        return BaseLimits(
+            spec.max_speed_mps,
+            spec.max_accel_mps2,
+            np.deg2rad(spec.max_yaw_rate_dps),
+            holonomic=True,
+            vertical=False,
+        )

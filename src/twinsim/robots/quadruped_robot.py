@@ -7,6 +7,7 @@ import numpy as np
 
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
+from twinsim.robots.live_reference import BaseLimits
 from twinsim.robots.quadruped import (
     CAMERA_POS,
     FOOT_RADIUS_M,
@@ -19,7 +20,7 @@ from twinsim.robots.quadruped import (
 )
 from twinsim.robots.quadruped_controller import SETPOINT_COLUMNS, QuadrupedController
 from twinsim.robots.quadruped_legs import SHOULDER_POS, leg_ik
-from twinsim.robots.trajectory import Trajectory
+from twinsim.robots.trajectory import planned_reference
 from twinsim.scene.spec import BodySpec
 
 
@@ -78,4 +79,16 @@ class Quadruped(Robot):
         return SETPOINT_COLUMNS
 
     def controller(self, spec: QuadrupedSpec, physics_hz: int) -> QuadrupedController:
-        return QuadrupedController(spec, Trajectory.from_path_points(spec.path), physics_hz)
+        return self.follower(spec, planned_reference(spec), physics_hz)
+
+    def follower(self, spec: QuadrupedSpec, reference, physics_hz: int) -> QuadrupedController:
+        return QuadrupedController(spec, reference, physics_hz)
+
+    def base_limits(self, spec: QuadrupedSpec) -> BaseLimits:
+        return BaseLimits(
+            spec.max_speed_mps,
+            spec.max_accel_mps2,
+            np.deg2rad(spec.max_yaw_rate_dps),
+            holonomic=True,
+            vertical=False,
+        )

@@ -278,3 +278,22 @@ def _smoothed_motion(
     s_t = np.concatenate([[0.0], np.cumsum(0.5 * (v_t[1:] + v_t[:-1]) * _PROFILE_DT_S)])
     s_t *= length / s_t[-1]
     return np.arange(len(s_t)) * _PROFILE_DT_S, s_t
+
+
+class HeldPose:
+    """The reference of a robot with no planned path (driven live): its start pose, at rest."""
+
+    def __init__(self, pos, yaw: float) -> None:
+        self._ref = Reference(np.array(pos, dtype=float), np.zeros(3), np.zeros(3), float(yaw), 0.0)
+
+    def reference(self, t_s: float) -> Reference:
+        r = self._ref
+        return Reference(r.pos.copy(), r.vel.copy(), r.acc.copy(), r.yaw, r.yaw_rate)
+
+
+def planned_reference(spec) -> Trajectory | HeldPose:
+    """What a robot spec's follower tracks in a scripted run: its planned path, or its start
+    pose held where it has none (a closed-loop episode's scene keeps no path)."""
+    if len(spec.path) >= 2:
+        return Trajectory.from_path_points(spec.path)
+    return HeldPose(spec.start_pos, spec.start_yaw)

@@ -18,7 +18,7 @@ import numpy as np
 from twinsim.robots.base import RobotLog
 from twinsim.robots.limits import ClampedCommands
 from twinsim.robots.pid import JointPid
-from twinsim.robots.trajectory import Trajectory
+from twinsim.robots.trajectory import planned_reference
 from twinsim.robots.user_model import BASE_POSE_JOINTS, BASE_PREFIX, UserModelSpec
 
 GRAVITY_MPS2 = 9.81
@@ -62,7 +62,8 @@ def actuator_names(spec: UserModelSpec) -> tuple[str, ...]:
 class UserModelController:
     """Set-points from the tour and the joint script at time t; controls from set-points."""
 
-    def __init__(self, spec: UserModelSpec, physics_hz: int) -> None:
+    def __init__(self, spec: UserModelSpec, physics_hz: int, reference=None) -> None:
+        """`reference`: what the base tracks (`reference(t)`); by default its planned tour."""
         self.spec, self.dt = spec, 1.0 / physics_hz
         names = joint_names(spec)
         index = {n: i for i, n in enumerate(names)}
@@ -70,7 +71,7 @@ class UserModelController:
         self._idx = np.array([index[c] for c in self.coords], dtype=int)
         base = BASE_POSE_JOINTS[spec.base]
         self._nbase = len(base)
-        self._trajectory = Trajectory.from_path_points(spec.path) if base else None
+        self._trajectory = (reference or planned_reference(spec)) if base else None
         self._yaw = base.index("yaw") if base else -1
         t = spec.targets
         self._hold = np.array([j.hold for j in t])

@@ -16,6 +16,7 @@ import numpy as np
 from twinsim.geometry import yaw_quat_wxyz
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.ground_tour import GroundShape, plan_ground_tour
+from twinsim.robots.live_reference import BaseLimits
 from twinsim.robots.user_model import (
     BASE_POSE_JOINTS,
     BASE_PREFIX,
@@ -244,6 +245,17 @@ class UserModel(Robot):
 
     def controller(self, spec: UserModelSpec, physics_hz: int) -> UserModelController:
         return UserModelController(spec, physics_hz)
+
+    def follower(self, spec: UserModelSpec, reference, physics_hz: int) -> UserModelController:
+        return UserModelController(spec, physics_hz, reference)
+
+    def base_limits(self, spec: UserModelSpec) -> BaseLimits | None:
+        """A planar or free base moves on live commands (on the floor); a fixed one cannot
+        (its joints keep their script)."""
+        if not BASE_POSE_JOINTS[spec.base]:
+            return None
+        rate = np.deg2rad(spec.max_yaw_rate_dps)
+        return BaseLimits(spec.max_speed_mps, spec.max_accel_mps2, rate)
 
 
 def _bounds(target: ScriptedJoint) -> tuple[float, float]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import DEFAULT_ROBOT, ROBOTS
@@ -393,7 +393,9 @@ class HumanMotionSpec(_Spec):
     motions (idle, wave, sit) stand at the first waypoint facing `heading`; a sit with a seat
     lowers the pelvis onto that seat's height (the waypoint is the seat's middle). One pass lasts
     `cycle_s`; playback runs forward then reversed (GRADE), so motion never stops. BVH clips are
-    referenced by path and sha256 so a replay can check it uses the same file.
+    referenced by path and sha256 so a replay can check it uses the same file. `pauses` are
+    waits `(start_s, duration_s)` in simulation time, in order and apart, during which the
+    person's own time (what playback runs on) stands still: a walker yielding to a robot.
     """
 
     kind: Literal["walk", "idle", "wave", "sit", "bvh"]
@@ -407,6 +409,20 @@ class HumanMotionSpec(_Spec):
     bvh_sha256: str | None = None
     seat_instance_id: int | None = None  # "sit" on this chair, armchair or sofa
     seat_height_m: float | None = Field(None, gt=0.0)  # its seat's top above the floor
+    pauses: tuple[tuple[float, float], ...] = ()
+
+    @field_validator("pauses")
+    @classmethod
+    def _pauses_in_order(
+        cls, pauses: tuple[tuple[float, float], ...]
+    ) -> tuple[tuple[float, float], ...]:
+        """Each wait lasts a while and begins after the one before has ended."""
+        end = float("-inf")
+        for start, duration in pauses:
+            if duration <= 0.0 or start < end:
+                raise ValueError(f"pauses must last > 0 s and be in order apart, got {pauses}")
+            end = start + duration
+        return pauses
 
 
 class PersonSpec(_Spec):

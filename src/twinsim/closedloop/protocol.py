@@ -1,0 +1,254 @@
+"""The closed-loop wire protocol of `twinsim serve`: msgpack messages, versioned, the same
+step/reset a `Session` offers in Python (docs/closed-loop-protocol.md is the reference).
+
+A request is a map `{"v": 1, "op": "hello" | "reset" | "step" | "close", ...}`; a reply is
+`{"v": 1, "ok": true, ...}` or `{"v": 1, "ok": false, "error": "one line"}`. Stamps are
+integer nanoseconds; a numeric array travels as `{"dtype": "<f4", "shape": [...], "data":
+bytes}` (C order, the dtype in NumPy's `dtype.str` notation), a structured array (contacts)
+as `{"fields": {name: array, ...}, "length": n}`, the fields in the record's order. Both
+sides use the functions here: the server encodes observations, the client decodes them into
+the very dataclasses a `Session` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from twinsim.closedloop.observations import Events, Observations, RobotObservations, Table
+from twinsim.errors import TwinsimError
+from twinsim.robots.commands import CommandSpace
+from twinsim.sequence.frames import CameraFrame
+from twinsim.sequence.scans import LidarScan
+
+VERSION = 1
+#: each op and the fields its request may carry besides `v` and `op`
+REQUEST_FIELDS: dict[str, tuple[str, ...]] = {
+    "hello": (),
+    "reset": ("seed", "out"),
+    "step": ("commands",),
+    "close": (),
+}
+_IMAGES = ("rgb", "depth", "instance", "semantic", "T_world_cam")
+_SCAN_ARRAYS = (
+    "T_world_lidar",
+    "points",
+    "t_offset_ns",
+    "ring",
+    "intensity",
+    "range",
+    "instance",
+    "semantic",
+    "dynamic",
+)
+EVENT_FIELDS = ("x", "y", "t_ns", "polarity")
+
+
+class ProtocolError(TwinsimError):
+    """A message is not a valid request or reply of this protocol version."""
+
+
+def pack(message: Mapping) -> bytes:
+    """One message as msgpack bytes; NumPy values left in free-form parts (boxes, people)
+    become plain numbers and lists."""
+    return msgpack.packb(message, use_bin_type=True, default=_plain)
+
+
+def unpack(data: bytes) -> dict:
+    """A message's map, its version checked; raises `ProtocolError` on anything else."""
+    try:
+        message = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        raise ProtocolError(f"not a msgpack message ({exc})") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(f"a message is a map, got a {type(message).__name__}")
+    version = message.get("v")
+    if version != VERSION:
+        raise ProtocolError(f"protocol version {version!r} is not spoken here; this is v{VERSION}")
+    return message
+
+
+def _plain(value: object) -> object:
+    """msgpack's fallback for NumPy scalars and arrays outside the typed parts."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot encode a {type(value).__name__}")
+
+
+def request(op: str, **fields: Any) -> dict:
+    """A request map of `op` with its fields (the client's side)."""
+    return {"v": VERSION, "op": op, **fields}
+
+
+def parse_request(data: bytes) -> tuple[str, dict]:
+    """(op, fields) of a request, checked: a known op with only its own fields, typed."""
+    message = unpack(data)
+    op = message.get("op")
+    if op not in REQUEST_FIELDS:
+        raise ProtocolError(f"op: one of {', '.join(REQUEST_FIELDS)}, got {op!r}")
+    fields = {k: v for k, v in message.items() if k not in ("v", "op")}
+    unknown = sorted(str(k) for k in fields if k not in REQUEST_FIELDS[op])
+    if unknown:
+        allowed = ", ".join(REQUEST_FIELDS[op]) or "none"
+        raise ProtocolError(f"{op}: unknown field {unknown[0]!r}; allowed: {allowed}")
+    seed = fields.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ProtocolError(f"reset.seed: an integer or nil, got {seed!r}")
+    if fields.get("out") is not None and not isinstance(fields["out"], str):
+        raise ProtocolError(f"reset.out: a folder path string or nil, got {fields['out']!r}")
+    if not isinstance(fields.get("commands", {}), Mapping | None):
+        raise ProtocolError("step.commands: a map of robot name to {mode: {field: value}}")
+    return op, fields
+
+
+def ok_reply(**fields: Any) -> dict:
+    """A successful reply carrying `fields`."""
+    return {"v": VERSION, "ok": True, **fields}
+
+
+def error_reply(message: str) -> dict:
+    """A refused request's reply, its reason on one line."""
+    return {"v": VERSION, "ok": False, "error": " ".join(str(message).split())}
+
+
+def encode_array(array: np.ndarray) -> dict:
+    """A numeric array as dtype, shape and its C-order bytes."""
+    array = np.ascontiguousarray(array)
+    return {"dtype": array.dtype.str, "shape": list(array.shape), "data": array.tobytes()}
+
+
+def decode_array(encoded: Mapping) -> np.ndarray:
+    """The array `encode_array` wrote (a read-only view on the message's bytes)."""
+    dtype = np.dtype(encoded["dtype"])
+    return np.frombuffer(encoded["data"], dtype).reshape(encoded["shape"])
+
+
+def encode_records(records: np.ndarray) -> dict:
+    """A structured array as its fields in order, each a plain array, and its length."""
+    names = records.dtype.names or ()
+    return {"fields": {name: encode_array(records[name]) for name in names}, "length": len(records)}
+
+
+def decode_records(encoded: Mapping) -> np.ndarray:
+    """The structured array `encode_records` wrote."""
+    fields = {name: decode_array(a) for name, a in encoded["fields"].items()}
+    dtype = np.dtype([(name, a.dtype, a.shape[1:]) for name, a in fields.items()])
+    records = np.empty(int(encoded["length"]), dtype)
+    for name, values in fields.items():
+        records[name] = values
+    return records
+
+
+def describe_commands(spaces: Mapping[str, CommandSpace], kinds: Mapping[str, str]) -> dict:
+    """Each robot's kind and command modes, for the hello reply."""
+    return {
+        name: {
+            "kind": kinds[name],
+            "modes": {
+                mode: {"fields": list(m.fields), "required": list(m.required), "summary": m.summary}
+                for mode, m in space.modes.items()
+            },
+        }
+        for name, space in spaces.items()
+    }
+
+
+def encode_observations(observations: Observations) -> dict:
+    """A step's observations as a message part."""
+    return {
+        "step": observations.step,
+        "t_ns": observations.t_ns,
+        "done": observations.done,
+        "robots": {name: _encode_robot(r) for name, r in observations.robots.items()},
+    }
+
+
+def _encode_robot(robot: RobotObservations) -> dict:
+    """One robot's state and readings."""
+    return {
+        "T_world_body": encode_array(robot.T_world_body),
+        "velocity": encode_array(robot.velocity),
+        "arrived": robot.arrived,
+        "tables": {
+            name: {
+                "columns": list(t.columns),
+                "t_ns": encode_array(t.t_ns),
+                "values": encode_array(t.values),
+            }
+            for name, t in robot.tables.items()
+        },
+        "frames": {name: [_encode_frame(f) for f in fs] for name, fs in robot.frames.items()},
+        "scans": {name: [_encode_scan(s) for s in ss] for name, ss in robot.scans.items()},
+        "events": {
+            name: {k: encode_array(getattr(e, k)) for k in EVENT_FIELDS}
+            for name, e in robot.events.items()
+        },
+        "contacts": {name: encode_records(c) for name, c in robot.contacts.items()},
+    }
+
+
+def _encode_frame(frame: CameraFrame) -> dict:
+    """One camera frame: its images and pose as arrays, boxes and people as plain maps."""
+    encoded = {"index": frame.index, "t_ns": frame.t_ns}
+    encoded |= {k: encode_array(getattr(frame, k)) for k in _IMAGES}
+    return encoded | {
+        "boxes": frame.boxes,
+        "people": frame.people,
+        "dynamic_fraction": float(frame.dynamic_fraction),
+    }
+
+
+def _encode_scan(scan: LidarScan) -> dict:
+    """One LiDAR sweep: its start stamp and pose, and its per-point arrays."""
+    encoded = {"index": scan.index, "t_ns": scan.t_ns}
+    return encoded | {k: encode_array(getattr(scan, k)) for k in _SCAN_ARRAYS}
+
+
+def decode_observations(encoded: Mapping) -> Observations:
+    """The `Observations` that `encode_observations` wrote."""
+    robots = {name: _decode_robot(r) for name, r in encoded["robots"].items()}
+    return Observations(int(encoded["step"]), int(encoded["t_ns"]), robots, bool(encoded["done"]))
+
+
+def _decode_robot(encoded: Mapping) -> RobotObservations:
+    """One robot's `RobotObservations`."""
+    return RobotObservations(
+        T_world_body=decode_array(encoded["T_world_body"]),
+        velocity=decode_array(encoded["velocity"]),
+        arrived=bool(encoded["arrived"]),
+        tables={
+            name: Table(tuple(t["columns"]), decode_array(t["t_ns"]), decode_array(t["values"]))
+            for name, t in encoded["tables"].items()
+        },
+        frames={
+            name: [
+                CameraFrame(
+                    index=f["index"],
+                    t_ns=f["t_ns"],
+                    **{k: decode_array(f[k]) for k in _IMAGES},
+                    boxes=f["boxes"],
+                    people=f["people"],
+                    dynamic_fraction=f["dynamic_fraction"],
+                )
+                for f in frames
+            ]
+            for name, frames in encoded["frames"].items()
+        },
+        scans={
+            name: [
+                LidarScan(s["index"], s["t_ns"], **{k: decode_array(s[k]) for k in _SCAN_ARRAYS})
+                for s in scans
+            ]
+            for name, scans in encoded["scans"].items()
+        },
+        events={
+            name: Events(*(decode_array(e[k]) for k in EVENT_FIELDS))
+            for name, e in encoded["events"].items()
+        },
+        contacts={name: decode_records(c) for name, c in encoded["contacts"].items()},
+    )

@@ -1,0 +1,290 @@
+"""`Session`: drive the robots of a world live from your own code, step by step, and record the
+episode as an ordinary sequence.
+
+A session builds the world of a config (as `twinsim run` does, but the robots keep only their
+start pose: `build_scene(cfg, live=True)`), settles it through the bootstrap, and then advances
+one control period per `step(commands)`: each robot's command steers its kind's own follower
+(`Robot.live_controller`), the physics runs `physics_hz / control_hz` steps, and the step
+returns every reading the sensors made meanwhile, at their own rates and stamps. The same
+`StreamRecorder` as a scripted run writes the sequence, so a closed-loop episode validates,
+replays (teleport byte-identical), twins and exports like any run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from twinsim.assemble import build_scene
+from twinsim.closedloop.observations import Observations, ObservationTap, RobotObservations
+from twinsim.config import TwinsimConfig, load_config
+from twinsim.engine.backend import configure_backend
+from twinsim.errors import ConfigError, TwinsimError
+from twinsim.recording import RobotStep, StreamRecorder
+from twinsim.robots.commands import CommandError, CommandSpace
+from twinsim.robots.registry import ROBOTS
+from twinsim.scene.spec import SceneSpec
+from twinsim.sequence import SequenceWriter
+from twinsim.sim import build_metadata, clamped_report, step_range
+
+#: why an episode ended, as its metadata says
+END_REASONS = ("closed", "time_limit", "reset", "timeout", "error")
+EpisodeCallback = Callable[[Path], None]
+
+
+class EpisodeEndedError(TwinsimError):
+    """`step` after the episode reached its time limit or was closed."""
+
+
+class Session:
+    """Closed-loop episodes in the world of `config` (a `TwinsimConfig`, a preset name or a
+    YAML path): `reset(seed)` starts one, `step(commands)` advances it, `close()` ends it.
+
+    `episodes_dir`: where each episode is recorded (`episode-0000`, … or `reset(out=...)`);
+    None with `record=False` records nothing. `control_hz` sets the length of a step; it must
+    divide the physics rate. The episode's time limit is the config's `sim.duration_s`.
+    """
+
+    def __init__(
+        self,
+        config: TwinsimConfig | str | Path,
+        episodes_dir: str | Path | None = None,
+        *,
+        record: bool = True,
+        control_hz: int = 30,
+        on_episode_end: EpisodeCallback | None = None,
+    ) -> None:
+        self.config = config if isinstance(config, TwinsimConfig) else load_config(str(config))
+        hz = self.config.sim.physics_hz
+        if control_hz <= 0 or hz % control_hz:
+            raise ConfigError(f"control_hz: must divide the physics rate {hz} Hz, got {control_hz}")
+        if record and episodes_dir is None:
+            raise ConfigError("episodes_dir: a folder to record episodes in (or record=False)")
+        self.control_hz = control_hz
+        self.record = record
+        self.episodes_dir = Path(episodes_dir) if episodes_dir is not None else None
+        self.on_episode_end = on_episode_end
+        self.episodes = 0
+        self.scene: SceneSpec | None = None
+        self.episode_path: Path | None = None
+        self._episode: _Episode | None = None
+
+    @property
+    def robots(self) -> tuple[str, ...]:
+        """The robots' names, in config order."""
+        return tuple(self.config.robots)
+
+    @property
+    def running(self) -> bool:
+        return self._episode is not None and not self._episode.ended
+
+    def command_space(self, robot: str | None = None) -> CommandSpace:
+        """The commands `robot` (default: the only or first one) takes in the current episode."""
+        episode = self._require_episode()
+        return episode.spaces[episode.robot_name(robot)]
+
+    def reset(self, seed: int | None = None, out: str | Path | None = None) -> Observations:
+        """End the current episode (if any) and start a new one: the world of the config with
+        `seed` (default: the config's seed plus the episode number), settled through the
+        bootstrap; returns the readings of its first control period, the robots holding still."""
+        if self._episode is not None and not self._episode.ended:
+            self.close("reset")
+        while self.record and out is None and self._taken(self.episodes):
+            self.episodes += 1  # a folder that holds episodes already: go on after them
+        seed = self.config.seed + self.episodes if seed is None else int(seed)
+        cfg = self.config.model_copy(update={"seed": seed})
+        path = None
+        if self.record:
+            path = (
+                Path(out) if out is not None else self.episodes_dir / f"episode-{self.episodes:04d}"
+            )
+        self.episodes += 1
+        configure_backend(cfg.render.backend)
+        scene = build_scene(cfg, live=True)
+        self.scene, self.episode_path = scene, path
+        self._episode = _Episode(cfg, scene, path, self.control_hz)
+        return self._episode.advance({})
+
+    def step(self, commands: Mapping | None = None) -> Observations:
+        """Apply `commands` (robot name → `{mode: {field: value}}`; with one robot the
+        command itself may be given) and advance one control period. A command holds until
+        the next one for that robot."""
+        episode = self._require_episode()
+        if episode.ended:
+            raise EpisodeEndedError(
+                f"the episode ended ({episode.ended_by}); call reset() to start another"
+            )
+        parsed = episode.parse(commands or {})
+        try:
+            observations = episode.advance(parsed)
+        except BaseException:
+            self.close("error")
+            raise
+        if observations.done:
+            self.close("time_limit")
+        return observations
+
+    def close(self, ended_by: str = "closed") -> Path | None:
+        """End the episode and finish its sequence (`ended_by` is recorded: one of
+        `END_REASONS`); returns its folder (None when not recording)."""
+        if ended_by not in END_REASONS:
+            raise ValueError(f"ended_by: one of {', '.join(END_REASONS)}, got {ended_by!r}")
+        episode = self._episode
+        if episode is None or episode.ended:
+            return self.episode_path if episode is not None else None
+        episode.finish(ended_by)
+        if self.on_episode_end is not None and self.episode_path is not None:
+            self.on_episode_end(self.episode_path)
+        return self.episode_path
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close("closed" if exc_type is None else "error")
+
+    def _taken(self, number: int) -> bool:
+        return (self.episodes_dir / f"episode-{number:04d}").exists()
+
+    def _require_episode(self) -> _Episode:
+        if self._episode is None:
+            raise EpisodeEndedError("no episode yet: call reset() first")
+        return self._episode
+
+
+class _Episode:
+    """One episode's world, writer, recorder and live controllers."""
+
+    def __init__(self, cfg: TwinsimConfig, scene: SceneSpec, path: Path | None, control_hz: int):
+        from twinsim.engine.world import World
+
+        self.cfg, self.scene = cfg, scene
+        self.hz = hz = cfg.sim.physics_hz
+        self.per_step = hz // control_hz
+        self.steps = step_range(cfg)
+        self.world = World(scene, cfg.render, hz)
+        self.writer = None
+        self.ended, self.ended_by = False, ""
+        self.commands = 0
+        try:
+            if path is not None:
+                metadata = build_metadata(cfg, scene, self.steps)
+                self.writer = SequenceWriter(
+                    path, scene.to_json(), metadata, rgb_png_level=cfg.output.rgb_png_level
+                )
+            self.tap = ObservationTap(self.writer)
+            self.recorder = StreamRecorder(cfg, scene, self.world, self.tap)
+            self.prefixes = {r.name: scene.stream_prefix(r.name) for r in scene.robots}
+            self.drives = []
+            self.spaces: dict[str, CommandSpace] = {}
+            for robot in scene.robots:
+                kind, view = ROBOTS.get(robot.kind), self.world.robot(robot.name)
+                view.set_state(*kind.initial_state(robot))
+                self.drives.append((robot.name, view, kind.live_controller(robot, hz)))
+                self.spaces[robot.name] = kind.command_space(robot)
+            self.k = 0
+            self._run(self.steps.start)  # the bootstrap settles the world, unrecorded
+        except BaseException:
+            self._abandon()
+            raise
+
+    def robot_name(self, robot: str | None) -> str:
+        names = [name for name, _, _ in self.drives]
+        if robot is None:
+            return names[0]
+        if robot not in names:
+            raise CommandError(f"robot {robot!r} is not in this world; robots: {', '.join(names)}")
+        return robot
+
+    def parse(self, commands: Mapping) -> dict[str, tuple[str, dict[str, float]]]:
+        """Robot name → checked (mode, fields); one robot's command may be given bare."""
+        if not isinstance(commands, Mapping):
+            raise CommandError("commands: a mapping of robot name to {mode: {field: value}}")
+        names = [name for name, _, _ in self.drives]
+        if len(names) == 1 and commands and set(commands) <= set(self.spaces[names[0]].modes):
+            commands = {names[0]: commands}
+        parsed = {}
+        for robot, command in commands.items():
+            if len(names) == 1 and robot not in names:
+                raise CommandError(
+                    f"{robot!r} is neither a robot of this world ({names[0]}) nor a mode it "
+                    f"takes: {self.spaces[names[0]].describe()}"
+                )
+            name = self.robot_name(str(robot))
+            parsed[name] = self.spaces[name].parse(name, command)
+        return parsed
+
+    def advance(self, commands: dict[str, tuple[str, dict[str, float]]]) -> Observations:
+        """Apply the commands, run one control period recorded, and collect its readings."""
+        for name, _, controller in self.drives:
+            if name in commands:
+                controller.command(*commands[name])
+                self.commands += 1
+        self._run(min(self.k + self.per_step, self.steps.end))
+        readings = self.tap.drain(self.prefixes)
+        robots = {
+            name: RobotObservations(
+                T_world_body=view.T_world_body().copy(),
+                velocity=view.body_velocity_local().copy(),
+                arrived=controller.arrived,
+                **readings[name],
+            )
+            for name, view, controller in self.drives
+        }
+        t_ns = round(self.k * 1_000_000_000 / self.hz)
+        return Observations(self.k, t_ns, robots, done=self.k >= self.steps.end)
+
+    def _run(self, until: int) -> None:
+        """Physics steps up to `until`, recording those at or after the bootstrap."""
+        hz, world, recorder = self.hz, self.world, self.recorder
+        dt = 1.0 / hz
+        for k in range(self.k, until):
+            world.pose_actors(k / hz, observed=recorder.observed(k))
+            world.step_begin()
+            states = {}
+            for name, view, controller in self.drives:
+                controller.advance(dt, view.T_world_body()[:3, 3])
+                q, qd = view.qpos(), view.qvel()
+                setpoint = controller.setpoint(k / hz, q, qd)
+                ctrl = controller.effort(setpoint, q, qd)
+                view.set_ctrl(ctrl)
+                states[name] = RobotStep(q, qd, setpoint, ctrl)
+            recording = k >= self.steps.start
+            if recording:
+                recorder.before_step(k, states)
+            world.step_end()
+            if recording:
+                recorder.after_step(k, states)
+            self.k = k + 1
+
+    def finish(self, ended_by: str) -> None:
+        """End the recording at the last full step; the metadata says the recorded duration
+        and how the episode ended."""
+        self.ended, self.ended_by = True, ended_by
+        try:
+            stats = self.recorder.statistics()
+            if self.writer is not None:
+                recorded = self.k - self.steps.start
+                self.writer.close(
+                    {
+                        "statistics": stats,
+                        "commands_clamped": clamped_report(self.drives),
+                        "recorded_steps": [self.steps.start, self.k],
+                        "config": {"sim": {"duration_s": recorded / self.hz}},
+                        "closed_loop": {
+                            "control_hz": self.hz // self.per_step,
+                            "ended_by": ended_by,
+                            "commands": self.commands,
+                            "time_limit_s": self.cfg.sim.duration_s,
+                        },
+                    }
+                )
+        finally:
+            self.world.close()
+
+    def _abandon(self) -> None:
+        """Release what a failed start opened (the sequence stays marked incomplete)."""
+        self.ended, self.ended_by = True, "error"
+        if self.writer is not None:
+            self.writer.__exit__(TwinsimError, None, None)
+        self.world.close()

@@ -1,0 +1,65 @@
+"""`twinsim serve CONFIG --out DIR`: serve closed-loop episodes over ZeroMQ
+(docs/closed-loop-protocol.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from twinsim.commands.common import console, err_console, fail
+from twinsim.config import load_config
+from twinsim.errors import TwinsimError
+
+
+def serve(
+    config: Annotated[str, typer.Argument(help="Preset name or path to a YAML config.")],
+    out: Annotated[Path, typer.Option("--out", help="New (or empty) folder for the episodes.")],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a config field: key.path=value (repeatable)."),
+    ] = None,
+    bind: Annotated[
+        str, typer.Option(help="ZeroMQ address to listen on (port * picks a free one).")
+    ] = "tcp://127.0.0.1:5555",
+    rtf: Annotated[
+        float | None,
+        typer.Option(help="Free-running at this real-time factor (default: lock-step)."),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds without a request that end a running episode.")
+    ] = 10.0,
+    control_hz: Annotated[int, typer.Option(help="Control periods per second.")] = 30,
+    episodes: Annotated[
+        int, typer.Option(help="Episodes to serve before exiting (0: no limit).")
+    ] = 1,
+) -> None:
+    """Serve the config's world to a client: hello, reset, step, close over ZeroMQ."""
+    from twinsim.closedloop.server import Server
+    from twinsim.closedloop.session import Session
+    from twinsim.sequence.writer import check_output_folder
+
+    try:
+        cfg = load_config(config, set_ or ())
+        check_output_folder(out)
+        session = Session(cfg, out, control_hz=control_hz)
+        server = Server(
+            session, bind, rtf=rtf, timeout_s=timeout, episodes=episodes, log=err_console.print
+        )
+    except TwinsimError as exc:
+        fail(exc)
+    mode = "lock-step" if rtf is None else f"free-running at {rtf:g}× real time"
+    console.print(f"serving [bold]{config}[/] on {server.address} ({mode})", highlight=False)
+    try:
+        server.serve()
+    except KeyboardInterrupt:
+        session.close("closed")
+    finally:
+        server.close()
+    console.print(f"episodes written to [bold]{out}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `twinsim serve`."""
+    app.command("serve")(serve)

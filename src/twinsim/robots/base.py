@@ -32,7 +32,7 @@ from twinsim.robots.commands import (
     CommandSpace,
 )
 from twinsim.robots.live_reference import BaseLimits, LiveController, LiveReference
-from twinsim.robots.trajectory import Trajectory
+from twinsim.robots.trajectory import Trajectory, planned_reference
 from twinsim.scene.spec import BodySpec, RobotSpec
 from twinsim.sensors.registry import SENSOR_CONFIG
 
@@ -126,9 +126,10 @@ class Robot(ABC):
     def setpoint_columns(self, spec: RobotSpec) -> tuple[str, ...]:
         """Names of the set-point entries logged in `robot_state` (one per entry)."""
 
-    @abstractmethod
     def controller(self, spec: RobotSpec, physics_hz: int) -> Controller:
-        """The motion source of a scripted run (follows the spec's planned path)."""
+        """The motion source of a scripted run: by default the kind's `follower` on its
+        planned path (`planned_reference`: the start pose held where it has none)."""
+        return self.follower(spec, planned_reference(spec), physics_hz)
 
     def restarted_controller(self, spec: RobotSpec, log: RobotLog, physics_hz: int) -> Controller:
         """The controller as it was before the log's first row (for a control-mode replay): by

@@ -19,7 +19,6 @@ from twinsim.robots.diff_drive import (
 from twinsim.robots.diff_drive_controller import SETPOINT_COLUMNS, DiffDriveController
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.live_reference import BaseLimits
-from twinsim.robots.trajectory import planned_reference
 from twinsim.scene.spec import BodySpec
 
 DEFAULT_WHEEL_RADIUS_M = DiffDriveConfig.model_fields["wheel_radius_m"].default
@@ -74,17 +73,8 @@ class DiffDrive(Robot):
     def setpoint_columns(self, spec: DiffDriveSpec) -> tuple[str, ...]:
         return SETPOINT_COLUMNS
 
-    def controller(self, spec: DiffDriveSpec, physics_hz: int) -> DiffDriveController:
-        return self.follower(spec, planned_reference(spec), physics_hz)
-
     def follower(self, spec: DiffDriveSpec, reference, physics_hz: int) -> DiffDriveController:
         return DiffDriveController(spec, reference, physics_hz)
 
     def base_limits(self, spec: DiffDriveSpec) -> BaseLimits:
-        return BaseLimits(
-            spec.max_speed_mps,
-            spec.max_accel_mps2,
-            np.deg2rad(spec.max_yaw_rate_dps),
-            holonomic=False,
-            vertical=False,
-        )
+        return BaseLimits.of(spec, holonomic=False)

@@ -18,7 +18,6 @@ from twinsim.robots.drone import (
 from twinsim.robots.drone_controller import SETPOINT_COLUMNS, FlightController
 from twinsim.robots.live_reference import BaseLimits
 from twinsim.robots.planner import plan_flight
-from twinsim.robots.trajectory import planned_reference
 from twinsim.scene.spec import BodySpec
 
 LIVE_ACCEL_MPS2 = 0.5  # a live command's acceleration: the planned tours' (MotionLimits)
@@ -83,17 +82,8 @@ class Drone(Robot):
     def setpoint_columns(self, spec: DroneSpec) -> tuple[str, ...]:
         return SETPOINT_COLUMNS
 
-    def controller(self, spec: DroneSpec, physics_hz: int) -> FlightController:
-        return self.follower(spec, planned_reference(spec), physics_hz)
-
     def follower(self, spec: DroneSpec, reference, physics_hz: int) -> FlightController:
         return FlightController(spec, reference, physics_hz)
 
     def base_limits(self, spec: DroneSpec) -> BaseLimits:
-        return BaseLimits(
-            spec.max_speed_mps,
-            LIVE_ACCEL_MPS2,
-            np.deg2rad(spec.max_yaw_rate_dps),
-            holonomic=True,
-            vertical=True,
-        )
+        return BaseLimits.of(spec, LIVE_ACCEL_MPS2, vertical=True)

@@ -34,6 +34,16 @@ class BaseLimits:
     holonomic: bool = True
     vertical: bool = False
 
+    @classmethod
+    def of(
+        cls, spec, accel_mps2: float | None = None, holonomic: bool = True, vertical: bool = False
+    ) -> BaseLimits:
+        """The limits a spec states (`max_speed_mps`, `max_yaw_rate_dps` and
+        `max_accel_mps2`, or `accel_mps2` for a spec without one)."""
+        accel = spec.max_accel_mps2 if accel_mps2 is None else accel_mps2
+        rate = float(np.deg2rad(spec.max_yaw_rate_dps))
+        return cls(spec.max_speed_mps, accel, rate, holonomic, vertical)
+
 
 def _wrap(angle: float) -> float:
     return float(np.arctan2(np.sin(angle), np.cos(angle)))

@@ -20,7 +20,6 @@ from twinsim.robots.omni import (
     pose_to_qpos,
 )
 from twinsim.robots.omni_controller import SETPOINT_COLUMNS, OmniController
-from twinsim.robots.trajectory import planned_reference
 from twinsim.scene.spec import BodySpec
 
 
@@ -62,17 +61,8 @@ class Omni(Robot):
     def setpoint_columns(self, spec: OmniSpec) -> tuple[str, ...]:
         return SETPOINT_COLUMNS
 
-    def controller(self, spec: OmniSpec, physics_hz: int) -> OmniController:
-        return self.follower(spec, planned_reference(spec), physics_hz)
-
     def follower(self, spec: OmniSpec, reference, physics_hz: int) -> OmniController:
         return OmniController(spec, reference, physics_hz)
 
     def base_limits(self, spec: OmniSpec) -> BaseLimits:
-        return BaseLimits(
-            spec.max_speed_mps,
-            spec.max_accel_mps2,
-            np.deg2rad(spec.max_yaw_rate_dps),
-            holonomic=True,
-            vertical=False,
-        )
+        return BaseLimits.of(spec)

@@ -20,7 +20,6 @@ from twinsim.robots.quadruped import (
 )
 from twinsim.robots.quadruped_controller import SETPOINT_COLUMNS, QuadrupedController
 from twinsim.robots.quadruped_legs import SHOULDER_POS, leg_ik
-from twinsim.robots.trajectory import planned_reference
 from twinsim.scene.spec import BodySpec
 
 
@@ -78,17 +77,8 @@ class Quadruped(Robot):
     def setpoint_columns(self, spec: QuadrupedSpec) -> tuple[str, ...]:
         return SETPOINT_COLUMNS
 
-    def controller(self, spec: QuadrupedSpec, physics_hz: int) -> QuadrupedController:
-        return self.follower(spec, planned_reference(spec), physics_hz)
-
     def follower(self, spec: QuadrupedSpec, reference, physics_hz: int) -> QuadrupedController:
         return QuadrupedController(spec, reference, physics_hz)
 
     def base_limits(self, spec: QuadrupedSpec) -> BaseLimits:
-        return BaseLimits(
-            spec.max_speed_mps,
-            spec.max_accel_mps2,
-            np.deg2rad(spec.max_yaw_rate_dps),
-            holonomic=True,
-            vertical=False,
-        )
+        return BaseLimits.of(spec)

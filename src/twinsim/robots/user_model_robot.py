@@ -254,8 +254,7 @@ class UserModel(Robot):
         (its joints keep their script)."""
         if not BASE_POSE_JOINTS[spec.base]:
             return None
-        rate = np.deg2rad(spec.max_yaw_rate_dps)
-        return BaseLimits(spec.max_speed_mps, spec.max_accel_mps2, rate)
+        return BaseLimits.of(spec)
 
 
 def _bounds(target: ScriptedJoint) -> tuple[float, float]:

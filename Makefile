@@ -8,7 +8,7 @@ RUN_DIR := runs/dynamic-$(shell date +%Y%m%d-%H%M%S)
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/install-system-deps.sh scripts/install-ros1.sh
+$(STAMP): pyproject.toml scripts/apt-install.sh scripts/install-system-deps.sh scripts/install-ros1.sh
 	bash scripts/install-system-deps.sh
 	bash scripts/install-ros1.sh
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "twinsim needs Python >= 3.11"'

@@ -14,15 +14,4 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 
-if [ ${#need[@]} -eq 0 ]; then
-  exit 0
-fi
-echo "installing ROS 1 packages: ${need[*]}"
-if ! command -v apt-get >/dev/null; then
-  echo "error: missing ${need[*]} and no apt-get; install ROS 1 (rosbag, rospy, tf2_msgs, sensor_msgs) by hand for /usr/bin/python3" >&2
-  exit 1
-fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+bash "$(dirname "$0")/apt-install.sh" "ROS 1 (rosbag, rospy, tf2_msgs, sensor_msgs for /usr/bin/python3)" "${need[@]}"

@@ -23,6 +23,7 @@ from twinsim.errors import TwinsimError
 from twinsim.robots.commands import CommandSpace
 from twinsim.sequence.frames import CameraFrame
 from twinsim.sequence.scans import LidarScan
+from twinsim.sequence.stream_writers import json_default
 
 VERSION = 1
 #: each op and the fields its request may carry besides `v` and `op`
@@ -54,7 +55,9 @@ class ProtocolError(TwinsimError):
 def pack(message: Mapping) -> bytes:
     """One message as msgpack bytes; NumPy values left in free-form parts (boxes, people)
     become plain numbers and lists."""
-    return msgpack.packb(message, use_bin_type=True, default=_plain)
+    return msgpack.packb(
+        message, use_bin_type=True, default=json_default
+    )  # NumPy scalars outside the typed parts
 
 
 def unpack(data: bytes) -> dict:
@@ -69,15 +72,6 @@ def unpack(data: bytes) -> dict:
     if version != VERSION:
         raise ProtocolError(f"protocol version {version!r} is not spoken here; this is v{VERSION}")
     return message
-
-
-def _plain(value: object) -> object:
-    """msgpack's fallback for NumPy scalars and arrays outside the typed parts."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"cannot encode a {type(value).__name__}")
 
 
 def request(op: str, **fields: Any) -> dict:

@@ -207,3 +207,24 @@ def test_collisions_grace_floor_and_timeout():
     assert summary["metrics"]["spl"] == pytest.approx(0.5)
     assert summary["metrics"]["sc"] == pytest.approx(1 / 3)
     assert summary["metrics"]["time_to_goal"] == 2.5
+
+
+def test_explore_env_passes_the_checker_and_pays_for_new_floor():
+    """The exploration env: check_env passes, and its rewards add up to the floor seen (m²)."""
+    env = gymnasium.make("twinsim/Explore-tiny-v0", overrides=[*SMALL, "sim.duration_s=1.0"])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check_env(env.unwrapped)
+        obs, info = env.reset(seed=SEED)
+        assert "pointgoal" not in obs and info["covered_m2"] > 0.0
+        start, total, done = info["covered_m2"], 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(np.array([0.0, 0.0, 1.0]))
+            total += reward
+            done = terminated or truncated
+        assert info["covered_m2"] > start  # turning on the spot shows more floor
+        assert total == pytest.approx(info["covered_m2"] - start)
+        assert info["metrics"]["metrics"]["coverage"]["coverage"] == pytest.approx(info["coverage"])
+    finally:
+        env.close()

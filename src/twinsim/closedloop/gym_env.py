@@ -1,7 +1,8 @@
 """`TwinsimNavEnv`: point-goal navigation as a gymnasium environment, on a closed-loop `Session`.
 
-Importing this module registers `twinsim/PointNav-v0` (the default world) and
-`twinsim/PointNav-tiny-v0` (the tiny test world) with gymnasium; `twinsim` itself never
+Importing this module registers `twinsim/PointNav-v0` and `twinsim/Explore-v0` (the default
+world) and `twinsim/PointNav-tiny-v0`, `twinsim/Explore-tiny-v0` (the tiny test world) with
+gymnasium; `twinsim` itself never
 imports gymnasium. Episodes are not recorded unless `record_dir` is given (training runs many
 episodes); recorded ones get their metrics beside them (`twinsim.closedloop.metrics`).
 """
@@ -28,9 +29,12 @@ from twinsim.errors import ConfigError
 from twinsim.robots.commands import CommandError
 from twinsim.robots.registry import ROBOTS
 
+#: id → (class, keyword arguments)
 ENV_IDS = {
-    "twinsim/PointNav-v0": {"preset": "default"},
-    "twinsim/PointNav-tiny-v0": {"preset": "tiny"},
+    "twinsim/PointNav-v0": ("TwinsimNavEnv", {"preset": "default"}),
+    "twinsim/PointNav-tiny-v0": ("TwinsimNavEnv", {"preset": "tiny"}),
+    "twinsim/Explore-v0": ("TwinsimExploreEnv", {"preset": "default"}),
+    "twinsim/Explore-tiny-v0": ("TwinsimExploreEnv", {"preset": "tiny"}),
 }
 _SEED_BOUND = 2**31 - 1
 
@@ -95,7 +99,7 @@ class TwinsimNavEnv(gymnasium.Env):
         self.robot = next(iter(self.config.robots))
         self.camera, camera = _first_camera(self.config, self.robot)
         self.fields, self.scale = _velocity_command(self.config, self.robot)
-        self.task = PointGoalTask(task, self.robot)
+        self.task = self._make_task(task)
         self.render_mode, self.include_rgb = render_mode, include_rgb
         self.success_bonus = success_bonus
         self.collision_penalty = collision_penalty
@@ -138,7 +142,7 @@ class TwinsimNavEnv(gymnasium.Env):
         world_seed = int(self.np_random.integers(_SEED_BOUND)) if seed is None else int(seed)
         obs = self.session.reset(seed=world_seed)
         self.task.reset(self.session, obs, task_rng(world_seed))
-        self.metrics = MetricManager(grace_s=self.grace_s)
+        self.metrics = MetricManager(self.task.metrics(self.grace_s), grace_s=self.grace_s)
         self._rgb = np.zeros((*self._image_shape, 3), np.uint8)
         self._depth = np.zeros(self._image_shape, np.float32)
         self._ended = False
@@ -151,13 +155,13 @@ class TwinsimNavEnv(gymnasium.Env):
             raise EpisodeEndedError("no episode running: call reset() first")
         command = self._command(action)
         before = self.metrics["collisions"].count
-        progress_from = self._last_info.distance_to_goal
+        previous = self._last_info
         obs = self.session.step(command)
         info = self._observe(obs)
         collisions = self.metrics["collisions"].count - before
         terminated = info.success
         truncated = obs.done and not terminated
-        reward = progress_from - info.distance_to_goal - self.collision_penalty * collisions
+        reward = self._progress(previous, info) - self.collision_penalty * collisions
         if terminated:
             reward += self.success_bonus
         extra = self._info(info)
@@ -172,6 +176,14 @@ class TwinsimNavEnv(gymnasium.Env):
     def close(self) -> None:
         """End the running episode (written where recording)."""
         self._end_episode()
+
+    def _make_task(self, config):
+        """The episode's task (a point goal here; `TwinsimExploreEnv` explores)."""
+        return PointGoalTask(config, self.robot)
+
+    def _progress(self, previous: TaskInfo, info: TaskInfo) -> float:
+        """The step's task reward: geodesic progress to the goal (m)."""
+        return previous.distance_to_goal - info.distance_to_goal
 
     def _command(self, action) -> dict:
         """The velocity command of a normalised action, checked: shape and finite values."""
@@ -232,11 +244,54 @@ class TwinsimNavEnv(gymnasium.Env):
         return self.metrics.summary()
 
 
+class TwinsimExploreEnv(TwinsimNavEnv):
+    """Exploration of one robot in a twinsim world (`closedloop.exploration.ExplorationTask`).
+
+    As `TwinsimNavEnv`, but the observation has no `pointgoal`, the task reward is the floor
+    newly seen by the camera (m²) and an episode terminates once the task's target coverage is
+    reached. `task` is an `ExplorationConfig`; `success_bonus` defaults to 0.
+    """
+
+    def __init__(self, *args, success_bonus: float = 0.0, **kwargs) -> None:
+        super().__init__(*args, success_bonus=success_bonus, **kwargs)
+
+    def _make_task(self, config):
+        from twinsim.closedloop.exploration import ExplorationTask
+
+        return ExplorationTask(config, self.robot)
+
+    def _progress(self, previous, info) -> float:
+        return info.covered_m2 - previous.covered_m2
+
+    def _observation_space(self, height: int, width: int, far_m: float) -> spaces.Dict:
+        parts = dict(super()._observation_space(height, width, far_m).spaces)
+        del parts["pointgoal"]
+        return spaces.Dict(parts)
+
+    def _observation(self, obs: Observations, info) -> dict:
+        robot = obs.robots[self.robot]
+        out = {
+            "depth": self._depth[..., None].astype(np.float32),
+            "velocity": robot.velocity.astype(np.float32),
+        }
+        if self.include_rgb:
+            out["rgb"] = self._rgb.copy()
+        return out
+
+    def _info(self, info) -> dict:
+        return {
+            "coverage": info.coverage,
+            "covered_m2": info.covered_m2,
+            "success": info.success,
+            "collisions": self.metrics["collisions"].count,
+        }
+
+
 def register_envs() -> None:
     """Register the twinsim environments with gymnasium (once per process)."""
-    for env_id, kwargs in ENV_IDS.items():
+    for env_id, (cls, kwargs) in ENV_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point=f"{__name__}:TwinsimNavEnv", kwargs=kwargs)
+            gymnasium.register(env_id, entry_point=f"{__name__}:{cls}", kwargs=kwargs)
 
 
 register_envs()

@@ -17,15 +17,17 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from twinsim.atomic import write_text_atomic
 from twinsim.closedloop.observations import RobotObservations
-from twinsim.closedloop.tasks import TaskInfo
 from twinsim.scene.vocabulary import class_id
 from twinsim.sequence.contacts import NO_PART
+
+if TYPE_CHECKING:
+    from twinsim.closedloop.tasks import TaskInfo
 
 CONTACTS_STREAM = "contacts"
 
@@ -251,6 +253,12 @@ def _json_ready(value):
     return value
 
 
+def _goal_of(info) -> list[float] | None:
+    """The goal a task's info names, as a list (None for a task without one: exploration)."""
+    goal = getattr(info, "goal", None)
+    return None if goal is None else [float(v) for v in goal]
+
+
 class MetricManager:
     """Updates `metrics` (default: `default_metrics(grace_s)`) every step until `timeout_s`
     (None: no timeout of its own), keeping each one's time series."""
@@ -302,8 +310,8 @@ class MetricManager:
         return _json_ready(
             {
                 "metrics": {m.name: m.summary() for m in self.metrics},
-                "goal": None if info is None else [float(v) for v in info.goal],
-                "geodesic_start_m": None if info is None else info.geodesic_start_m,
+                "goal": _goal_of(info),
+                "geodesic_start_m": getattr(info, "geodesic_start_m", None),
                 "steps": len(self._t_ns),
                 "timed_out": self.timed_out,
             }

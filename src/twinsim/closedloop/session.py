@@ -28,7 +28,7 @@ from twinsim.sequence import SequenceWriter
 from twinsim.sim import build_metadata, clamped_report, step_range
 
 #: why an episode ended, as its metadata says
-END_REASONS = ("closed", "time_limit", "reset", "timeout", "error")
+END_REASONS = ("closed", "task_done", "time_limit", "reset", "timeout", "error")
 EpisodeCallback = Callable[[Path], None]
 
 

@@ -18,6 +18,7 @@ from scipy import ndimage
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
+from twinsim.closedloop.metrics import Metric, default_metrics
 from twinsim.closedloop.observations import Observations
 from twinsim.configmodel import ConfigModel
 from twinsim.errors import TwinsimError
@@ -192,6 +193,14 @@ class PointGoalTask:
             geodesic_start_m=self.geodesic_m,
             success=straight <= self.config.success_radius_m,
         )
+
+    def metrics(self, grace_s: float = 1.0) -> list[Metric]:
+        """The metrics that score it: URL's defaults plus path length, success, SPL and SC."""
+        return default_metrics(grace_s)
+
+    def finished(self, info: TaskInfo) -> bool:
+        """The episode ends once the goal is reached."""
+        return info.success
 
     def distance_to_goal(self, xy: np.ndarray) -> float:
         """Geodesic distance from xy to the goal: straight where the segment is clear, else

@@ -111,7 +111,7 @@ def bench(
         for seq_name, seq_path in seqs.items():
             for index in range(trials):
                 trial = Trial(method.name, seq_name, index)
-                status = _read_status(trial.folder(out))
+                status = read_status(trial.folder(out))
                 if status is None or not status.get("ok"):
                     export = exports.get((method.name, seq_name))
                     pending.append((spec, trial, seq_path, seed + index, export))
@@ -228,36 +228,56 @@ def _exports(methods, seqs: dict[str, Path], out: Path) -> dict[tuple[str, str],
 
 
 def _run_pending(pending, out: Path, workers: int, progress: Progress | None) -> None:
-    """Run each trial in a spawned process of its own, at most `workers` at a time; a process
-    that ends without writing its trial's status gets a failed status naming how it ended."""
+    """Run each pending trial of the benchmark in a process of its own."""
+    jobs = [
+        Job(
+            trial.folder(out),
+            f"{trial.method} · {trial.sequence} · trial {trial.index}",
+            run_trial,
+            (spec, seq_path, trial.folder(out), trial_seed, export),
+        )
+        for spec, trial, seq_path, trial_seed, export in pending
+    ]
+    run_jobs(jobs, workers, progress)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One trial to run in a process of its own: its folder (where `target(*args)` writes
+    `status.json` last), a label for progress, and the function with its arguments."""
+
+    folder: Path
+    label: str
+    target: Callable
+    args: tuple
+
+
+def run_jobs(jobs: Sequence[Job], workers: int, progress: Progress | None) -> None:
+    """Run each job in a spawned process of its own, at most `workers` at a time; a process
+    that ends without writing its job's status gets a failed status naming how it ended."""
     context = get_context("spawn")
-    queue = list(reversed(pending))
-    running: dict = {}  # sentinel → (process, trial)
+    queue = list(reversed(jobs))
+    running: dict = {}  # sentinel → (process, job)
     done = 0
     try:
         while queue or running:
             while queue and len(running) < workers:
-                spec, trial, seq_path, trial_seed, export = queue.pop()
-                folder = trial.folder(out)
-                (folder / STATUS).unlink(missing_ok=True)  # a failed trial's, run again
+                job = queue.pop()
+                (job.folder / STATUS).unlink(missing_ok=True)  # a failed trial's, run again
                 process = context.Process(
-                    target=run_trial,
-                    args=(spec, seq_path, folder, trial_seed, export),
-                    name=f"twinsim-bench {trial.method} {trial.sequence} {trial.index}",
+                    target=job.target, args=job.args, name=f"twinsim {job.label}"
                 )
                 process.start()
-                running[process.sentinel] = (process, trial)
+                running[process.sentinel] = (process, job)
             for sentinel in wait(list(running)):
-                process, trial = running.pop(sentinel)
+                process, job = running.pop(sentinel)
                 process.join()
-                folder = trial.folder(out)
-                if _read_status(folder) is None:
+                if read_status(job.folder) is None:
                     how = _exit_description(process.exitcode)
-                    _write_status(folder, False, f"the worker process died ({how})", math.nan)
+                    write_status(job.folder, False, f"the worker process died ({how})", math.nan)
                 done += 1
                 if progress is not None:
-                    label = f"{trial.method} · {trial.sequence} · trial {trial.index}"
-                    progress(done, len(pending), label)
+                    progress(done, len(jobs), job.label)
     finally:
         for process, _ in running.values():  # interrupted: no trial outlives the benchmark
             process.terminate()
@@ -299,10 +319,10 @@ def run_trial(
         except Exception as exc:  # any failure of a method is a failed trial, with its log
             log(traceback.format_exc())
             ok, error = False, f"{type(exc).__name__}: {exc}"
-    return _write_status(folder, ok, error, time.perf_counter() - start)
+    return write_status(folder, ok, error, time.perf_counter() - start)
 
 
-def _write_status(folder: Path, ok: bool, error: str, wall_s: float) -> dict:
+def write_status(folder: Path, ok: bool, error: str, wall_s: float) -> dict:
     status = {"ok": ok, "error": error, "wall_s": None if math.isnan(wall_s) else wall_s}
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(status, sort_keys=True, allow_nan=False) + "\n"
@@ -310,7 +330,7 @@ def _write_status(folder: Path, ok: bool, error: str, wall_s: float) -> dict:
     return status
 
 
-def _read_status(folder: Path) -> dict | None:
+def read_status(folder: Path) -> dict | None:
     """A trial's status, or None when it has none that reads as one (unfinished)."""
     try:
         status = json.loads((folder / STATUS).read_text(encoding="utf-8"))
@@ -320,7 +340,7 @@ def _read_status(folder: Path) -> dict | None:
 
 
 def _evaluate(method: Method, trial: Trial, seq_path: Path, out: Path) -> TrialResult:
-    status = _read_status(trial.folder(out))
+    status = read_status(trial.folder(out))
     if status is None:
         return TrialResult(trial, False, f"{STATUS} is missing or cannot be read")
     wall = status.get("wall_s")

@@ -156,7 +156,7 @@ def _write_markdown(stats, methods, seqs, alignments: dict[str, str], path: Path
 def _write_latex(stats, methods, seqs, alignments: dict[str, str], path: Path) -> Path:
     """The same table for a paper: booktabs, one multicolumn group per method."""
     n = len(TABLE_METRICS)
-    escape = _latex_escape
+    escape = latex_escape
     lines = [
         r"% twinsim bench: mean and std over trials (needs \usepackage{booktabs}); "
         + "; ".join(f"{m}: {ALIGNMENT_NAMES[alignments[m]]} alignment" for m in methods),
@@ -181,7 +181,7 @@ def _write_latex(stats, methods, seqs, alignments: dict[str, str], path: Path) -
     return path
 
 
-def _latex_escape(text: str) -> str:
+def latex_escape(text: str) -> str:
     special = {
         "\\": r"\textbackslash{}",
         "_": r"\_",

@@ -391,7 +391,7 @@ class TourPlanner:
         """
         room, comp = state.place
         graph, entry = self.graphs[room], state.entry
-        prev = state.legs[-1][-2] if state.legs else None
+        prev = state.legs[-1][-2] if state.legs and len(state.legs[-1]) > 1 else None
         if entry.door_id is None and exit_ is not None:
             options: list[list[int]] = [[]]
         else:

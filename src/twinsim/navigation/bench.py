@@ -1,0 +1,254 @@
+"""`twinsim navbench`: navigation methods × worlds × adversity × trials, each trial a recorded
+closed-loop episode in a process of its own, resumable, reported as Unreal Robotics Lab's
+Table I (`twinsim.navigation.bench_report`).
+
+A report folder holds `navbench.json` (what was asked), `runs/<method>/<world>/<adversity>/
+trial_NN/` (`episode/` the recorded sequence, `episode.metrics/`, `result.json`, `path.csv`,
+`floor.npz`, `log.txt`, `status.json` written last) and the report. Trial i of every method runs
+in the world and with the goal of seed `seed + i`, so methods meet the same worlds. Running the
+same command again runs only the trials without a successful status.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from twinsim.atomic import write_text_atomic
+from twinsim.errors import OutputFolderError, TwinsimError
+from twinsim.eval.harness import Job, Progress, read_status, run_jobs, write_status
+from twinsim.sequence.writer import check_output_folder
+
+MANIFEST = "navbench.json"
+#: adversity level → config overrides (URL's none / minor / major: major adds moving people)
+ADVERSITY: dict[str, tuple[str, ...]] = {
+    "none": ("people.count=0", "flying_objects.count=0"),
+    "minor": ("people.count=5", "people.motions={idle: 1.0}", "flying_objects.count=0"),
+    "major": ("people.count=20", "flying_objects.count=5"),
+}
+#: what every trial's world gets unless `--set` says otherwise: a small RGB-D camera
+BASE_OVERRIDES = ("sensors.cam0.width=160", "sensors.cam0.height=120")
+
+
+@dataclass(frozen=True)
+class NavTrial:
+    """One episode of one method in one world at one adversity level."""
+
+    method: str
+    world: str
+    adversity: str
+    index: int
+
+    def folder(self, out: Path) -> Path:
+        trial = f"trial_{self.index:02d}"
+        return out / "runs" / self.method / self.world / self.adversity / trial
+
+
+@dataclass(frozen=True)
+class NavBenchSpec:
+    """What a navbench runs: methods, worlds (scene generators), adversity levels, trials, the
+    robot kind, the episode time limit, the goal range, extra config overrides, and the preset
+    they apply to."""
+
+    methods: tuple[str, ...]
+    worlds: tuple[str, ...]
+    adversity: tuple[str, ...] = ("none", "minor", "major")
+    trials: int = 5
+    seed: int = 0
+    robot: str = "omni"
+    duration_s: float = 60.0
+    goal_m: tuple[float, float] = (2.0, 6.0)
+    overrides: tuple[str, ...] = ()
+    preset: str = "default"
+
+    def check(self) -> None:
+        """Every name known, every count positive: one line naming what is wrong."""
+        from twinsim.navigation.registry import NAVIGATORS
+        from twinsim.scene.generators import GENERATORS
+
+        if not self.methods or len(set(self.methods)) != len(self.methods):
+            raise TwinsimError(f"--methods: each method once, got {', '.join(self.methods)}")
+        for method in self.methods:
+            entry = NAVIGATORS.get(method)
+            if "pointgoal" not in entry.tasks:
+                raise TwinsimError(f"--methods: {method!r} does not navigate to a point goal")
+        for world in self.worlds or ("",):
+            if world not in GENERATORS:
+                raise TwinsimError(f"--worlds: {GENERATORS.unknown(world)}")
+        for level in self.adversity or ("",):
+            if level not in ADVERSITY:
+                raise TwinsimError(f"--adversity: one of {', '.join(ADVERSITY)}, got {level!r}")
+        if self.trials < 1:
+            raise TwinsimError(f"--trials must be at least 1, got {self.trials}")
+        if not 0 < self.goal_m[0] <= self.goal_m[1]:
+            raise TwinsimError(f"--goal-min/--goal-max: 0 < min <= max, got {self.goal_m}")
+
+    def config_overrides(self, world: str, adversity: str) -> list[str]:
+        """The overrides of the preset for one world and adversity level."""
+        return [
+            f"robot.kind={self.robot}",
+            f"scene.generator={world}",
+            *BASE_OVERRIDES,
+            *ADVERSITY[adversity],
+            *self.overrides,
+        ]
+
+    def trials_list(self) -> list[NavTrial]:
+        return [
+            NavTrial(m, w, a, i)
+            for m in self.methods
+            for w in self.worlds
+            for a in self.adversity
+            for i in range(self.trials)
+        ]
+
+
+def navbench(
+    spec: NavBenchSpec, out: str | Path, *, workers: int = 2, progress: Progress | None = None
+) -> dict[str, Path]:
+    """Run every trial not yet done, then write results.csv, the tables and the path plots;
+    returns report name → path."""
+    from twinsim.navigation.bench_report import write_navbench_report
+
+    spec.check()
+    if workers < 1:
+        raise TwinsimError(f"--workers must be at least 1, got {workers}")
+    out = Path(out)
+    _check_configs(spec)
+    _prepare(out, spec)
+    jobs = []
+    for trial in spec.trials_list():
+        folder = trial.folder(out)
+        status = read_status(folder)
+        if status is None or not status.get("ok"):
+            args = (trial, spec, folder)
+            label = f"{trial.method} · {trial.world} · {trial.adversity} · trial {trial.index}"
+            jobs.append(Job(folder, label, run_nav_trial, args))
+    run_jobs(jobs, workers, progress)
+    return write_navbench_report(out, spec)
+
+
+def _check_configs(spec: NavBenchSpec) -> None:
+    """Every world × adversity config validates before any trial starts."""
+    from twinsim.config import load_config
+
+    for world in spec.worlds:
+        for level in spec.adversity:
+            load_config(
+                spec.preset, spec.config_overrides(world, level), duration_s=spec.duration_s
+            )
+
+
+def _manifest(spec: NavBenchSpec) -> dict:
+    return {
+        "seed": spec.seed,
+        "robot": spec.robot,
+        "duration_s": spec.duration_s,
+        "goal_m": list(spec.goal_m),
+        "overrides": list(spec.overrides),
+        "preset": spec.preset,
+    }
+
+
+def _prepare(out: Path, spec: NavBenchSpec) -> None:
+    """A new or empty folder gets a manifest; one with a manifest is resumed when the seed,
+    robot, time limit, goal range and overrides agree (methods, worlds, levels may grow)."""
+    manifest = out / MANIFEST
+    fixed = _manifest(spec)
+    if manifest.is_file():
+        try:
+            previous = json.loads(manifest.read_text(encoding="utf-8"))
+            before = {k: previous[k] for k in fixed}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise OutputFolderError(f"{manifest}: cannot be read ({exc})") from None
+        for key, value in fixed.items():
+            if before[key] != value:
+                raise OutputFolderError(
+                    f"{out}: was run with {key} {before[key]!r}, not {value!r}; resume with the "
+                    "same options or use a new --out folder"
+                )
+    else:
+        check_output_folder(out)
+        out.mkdir(parents=True, exist_ok=True)
+    data = {
+        **fixed,
+        "methods": list(spec.methods),
+        "worlds": list(spec.worlds),
+        "adversity": list(spec.adversity),
+        "trials": spec.trials,
+    }
+    write_text_atomic(manifest, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def run_nav_trial(trial: NavTrial, spec: NavBenchSpec, folder: Path) -> dict:
+    """Run one trial in this process: a fresh folder, the episode, its result, path and floor
+    plan, a log, and `status.json` last."""
+    if folder.exists():
+        shutil.rmtree(folder)  # leftovers of an interrupted or failed trial
+    folder.mkdir(parents=True)
+    start = time.perf_counter()
+    seed = spec.seed + trial.index
+    with open(folder / "log.txt", "w", encoding="utf-8") as log:
+        log.write(f"{trial}, seed {seed}\n")
+        try:
+            _episode(trial, spec, folder, seed)
+            ok, error = True, ""
+        except Exception as exc:  # a failing method is a failed trial, with its log
+            log.write(traceback.format_exc())
+            ok, error = False, f"{type(exc).__name__}: {exc}"
+    return write_status(folder, ok, error, time.perf_counter() - start)
+
+
+def _episode(trial: NavTrial, spec: NavBenchSpec, folder: Path, seed: int) -> None:
+    from twinsim.closedloop.session import Session
+    from twinsim.closedloop.tasks import PointGoalConfig, PointGoalTask
+    from twinsim.config import load_config
+    from twinsim.navigation.api import run_episode
+    from twinsim.navigation.registry import NAVIGATORS
+
+    overrides = spec.config_overrides(trial.world, trial.adversity)
+    cfg = load_config(spec.preset, overrides, duration_s=spec.duration_s)
+    task = PointGoalTask(
+        PointGoalConfig(min_distance_m=spec.goal_m[0], max_distance_m=spec.goal_m[1])
+    )
+    navigator = NAVIGATORS.get(trial.method).factory()
+    session = Session(cfg, folder)
+    result = run_episode(session, task, navigator, seed, out=folder / "episode")
+    rows = ["x,y"] + [f"{x!r},{y!r}" for x, y in result.trajectory.tolist()]
+    write_text_atomic(folder / "path.csv", "\n".join(rows) + "\n")
+    fs = task.grid.fs
+    floor = folder / "floor.tmp.npz"
+    np.savez_compressed(
+        floor,
+        free=fs.grid_clearance >= fs.clearance_m,
+        origin=np.asarray(fs.origin),
+        cell_m=fs.cell_m,
+        start=result.trajectory[0],
+        goal=np.asarray(result.goal),
+    )
+    floor.replace(folder / "floor.npz")
+    summary = {**result.summary, "ended_by": result.ended_by, "seed": seed}
+    write_text_atomic(folder / "result.json", json.dumps(summary, indent=2) + "\n")
+
+
+def trial_result(folder: Path) -> dict | None:
+    """A finished trial's `result.json` (None for a failed or unfinished one)."""
+    status = read_status(folder)
+    if status is None or not status.get("ok"):
+        return None
+    try:
+        return json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def parse_list(values: Sequence[str]) -> tuple[str, ...]:
+    """Comma separated or repeated option values, in order."""
+    return tuple(item for value in values for item in value.split(",") if item)

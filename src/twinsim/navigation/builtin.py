@@ -1,0 +1,30 @@
+"""Registers the built-in navigation and exploration methods (one line per method)."""
+
+from __future__ import annotations
+
+from twinsim.navigation.api import NavigatorEntry
+from twinsim.navigation.frontier import FrontierExplorer
+from twinsim.navigation.planner import ShortestPathNavigator
+from twinsim.navigation.reactive import ReactiveDepthNavigator
+from twinsim.navigation.registry import NAVIGATORS
+
+NAVIGATORS.register(
+    "planner",
+    NavigatorEntry(
+        ShortestPathNavigator,
+        ("pointgoal", "objectgoal"),
+        "shortest path on the ground-truth free space + pure pursuit",
+    ),
+)
+NAVIGATORS.register(
+    "reactive_depth",
+    NavigatorEntry(
+        ReactiveDepthNavigator,
+        ("pointgoal", "objectgoal"),
+        "depth-only obstacle avoidance towards the goal's bearing, no map",
+    ),
+)
+NAVIGATORS.register(
+    "frontier",
+    NavigatorEntry(FrontierExplorer, ("exploration",), "nearest frontier on its own depth map"),
+)

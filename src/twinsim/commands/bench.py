@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from twinsim.commands.common import console, fail
+from twinsim.commands.common import console, fail, trials_bar
 from twinsim.errors import TwinsimError
 
 
@@ -42,19 +41,7 @@ def bench_command(
     from twinsim.eval.harness import bench
 
     try:
-        with Progress(
-            TextColumn("[bold]bench[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("trials · {task.description}"),
-            TimeElapsedColumn(),
-            console=console,
-        ) as bar:
-            task = bar.add_task("starting", total=None)
-
-            def report(done: int, total: int, label: str) -> None:
-                bar.update(task, completed=done, total=total, description=label)
-
+        with trials_bar("bench", "trials") as report:
             result = bench(
                 _split(methods),
                 _split(sequences),

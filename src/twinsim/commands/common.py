@@ -13,6 +13,7 @@ from rich.progress import (
     Progress,
     TaskID,
     TextColumn,
+    TimeElapsedColumn,
     TimeRemainingColumn,
 )
 
@@ -26,6 +27,21 @@ def fail(exc: TwinsimError | str) -> None:
     """Print a one-line error and exit with code 2 (bad input), never a traceback."""
     err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
+
+
+@contextmanager
+def trials_bar(label: str, unit: str) -> Iterator[Callable[[int, int, str], None]]:
+    """A rich progress bar over a benchmark's trials; yields the `(done, total, label)`
+    callback the harness reports through after each finished trial."""
+    columns = [TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn()]
+    columns += [TextColumn(f"{unit} · {{task.description}}"), TimeElapsedColumn()]
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def report(done: int, total: int, what: str) -> None:
+            bar.update(task, completed=done, total=total, description=what)
+
+        yield report
 
 
 @contextmanager

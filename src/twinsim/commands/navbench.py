@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from twinsim.commands.common import console, fail
+from twinsim.commands.common import console, fail, trials_bar
 from twinsim.errors import TwinsimError
 
 
@@ -58,19 +57,7 @@ def navbench_command(
         preset=preset,
     )
     try:
-        with Progress(
-            TextColumn("[bold]navbench[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("episodes · {task.description}"),
-            TimeElapsedColumn(),
-            console=console,
-        ) as bar:
-            task = bar.add_task("starting", total=None)
-
-            def report(done: int, total: int, label: str) -> None:
-                bar.update(task, completed=done, total=total, description=label)
-
+        with trials_bar("navbench", "episodes") as report:
             files = navbench(spec, out, workers=workers, progress=report)
     except TwinsimError as exc:
         fail(exc)

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from twinsim.ros1.launch import start_roscore, stop
 
 NODE = r"""
 import json, sys, time
@@ -59,36 +57,17 @@ json.dump({"counts": counts, "bytes": nbytes[0], "arrivals": arrivals}, open(out
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _start(cmd: list[str], env: dict) -> subprocess.Popen:
-    """A quiet process in a group of its own (stopped with `_stop`)."""
+    """A quiet process in a group of its own (stopped with `stop`)."""
     quiet = subprocess.DEVNULL
     return subprocess.Popen(cmd, env=env, start_new_session=True, stdout=quiet, stderr=quiet)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-
-
 def measure(seconds: float, work: Path) -> dict:
     """Run roscore, the bridge and the node; the node's counts and arrival times."""
-    port = _free_port()
-    env = dict(os.environ, ROS_MASTER_URI=f"http://127.0.0.1:{port}", ROS_HOME=str(work))
-    env.update(ROS_IP="127.0.0.1", ROS_LOG_DIR=str(work / "log"))
-    procs = []
+    core, env = start_roscore(work)
+    procs = [core]
     try:
-        procs.append(_start(["roscore", "-p", str(port)], env))
-        time.sleep(3.0)
         sets = ["robot.kind=omni", "sensors.cam0.width=640", "sensors.cam0.height=480"]
         sets += [f"sim.duration_s={seconds + 2}"]
         twinsim = Path(sys.executable).parent / "twinsim"
@@ -103,7 +82,7 @@ def measure(seconds: float, work: Path) -> dict:
         return json.loads(report.read_text())
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            stop(proc)
 
 
 def main() -> None:

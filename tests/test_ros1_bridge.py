@@ -5,65 +5,27 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from twinsim.config import load_config
+from twinsim.ros1.launch import start_roscore, stop
 from twinsim.sequence import open_sequence, validate_sequence
 
 DRIVER = Path(__file__).parent / "data" / "ros1_goal_driver.py"
 TWINSIM = Path(sys.executable).parent / "twinsim"
 
 
-def _free_port() -> int:
-    """A free localhost TCP port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """End a process group started by the test."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 @pytest.fixture
 def ros_env(tmp_path):
     """A running roscore on a free port; yields the environment to reach it."""
-    port = _free_port()
-    env = dict(os.environ, ROS_MASTER_URI=f"http://127.0.0.1:{port}", ROS_HOME=str(tmp_path))
-    env.update(ROS_IP="127.0.0.1", ROS_LOG_DIR=str(tmp_path / "log"))
-    core = subprocess.Popen(
-        ["roscore", "-p", str(port)],
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 20
-    while True:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        assert time.monotonic() < deadline, "roscore did not start"
-        time.sleep(0.2)
-    time.sleep(1.0)  # the master answers; let rosout come up
+    core, env = start_roscore(tmp_path)
     yield env
-    _kill(core)
+    stop(core)
 
 
 def test_a_rospy_node_drives_the_robot_to_a_goal(ros_env, tmp_path):
@@ -89,8 +51,8 @@ def test_a_rospy_node_drives_the_robot_to_a_goal(ros_env, tmp_path):
         assert driver.wait(50) == 0
         log, _ = bridge.communicate(timeout=20)
     finally:
-        _kill(driver)
-        _kill(bridge)
+        stop(driver)
+        stop(bridge)
     assert bridge.returncode == 0, log
     assert "ended by timeout" in log
     result = json.loads(report.read_text())

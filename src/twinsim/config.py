@@ -111,12 +111,18 @@ class RenderConfig(_Config):
     # 2 % of its radius of the true one (MuJoCo's default 28 costs ~20 ms a frame here)
     geom_slices: int = Field(16, ge=8, le=64)
     geom_stacks: int = Field(8, ge=4, le=32)
+    # changing light in a generated (live) world: all scene light dims together at flicker_hz
+    # to 1 - flicker of its level (`engine.look.Look.flicker`); 0: steady light
+    flicker: float = Field(0.0, ge=0.0, le=1.0)
+    flicker_hz: float = Field(2.0, gt=0.0, le=60.0)
 
 
 class OutputConfig(_Config):
-    """How frames are stored: the RGB PNG zlib level trades disk for CPU (0 = stored, fastest)."""
+    """How frames are stored: the RGB PNG zlib level trades disk for CPU (0 = stored, fastest);
+    how often (seconds of simulated time, 0 = never) a run checkpoints for `run --resume`."""
 
     rgb_png_level: int = Field(0, ge=0, le=9)
+    checkpoint_s: float = Field(1.0, ge=0.0, allow_inf_nan=False)
 
 
 def _default_robots() -> dict[str, Any]:

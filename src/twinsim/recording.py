@@ -21,7 +21,7 @@ from twinsim.config import TwinsimConfig
 from twinsim.geometry import T_to_pos_quat_xyzw
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SceneSpec
-from twinsim.sensors.base import POSE_COLUMNS, RecordingContext
+from twinsim.sensors.base import POSE_COLUMNS, RecordingContext, substate
 from twinsim.sensors.registry import SENSORS
 from twinsim.sequence import SequenceWriter, step_to_ns
 
@@ -170,6 +170,29 @@ class StreamRecorder:
     def observed(self, k: int) -> bool:
         """Whether a sensor that sees the world fires at step k (a LiDAR casts at every step)."""
         return any(r.observed(k) for r in self.robots.values())
+
+    @property
+    def resumable(self) -> bool:
+        """Whether every sensor recorder can checkpoint its state (`SensorRecorder.resumable`)."""
+        return all(s.resumable for r in self.robots.values() for s in r.sensors)
+
+    def checkpoint(self) -> dict[str, np.ndarray] | None:
+        """Every sensor recorder's state at the boundary before the next step, keyed
+        `robot.index.key`; None when one of them cannot be taken at this step."""
+        state: dict[str, np.ndarray] = {}
+        for name, robot in self.robots.items():
+            for i, sensor in enumerate(robot.sensors):
+                part = sensor.checkpoint()
+                if part is None:
+                    return None
+                state |= {f"{name}.{i}.{key}": value for key, value in part.items()}
+        return state
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        """Give each sensor recorder back its part of a `checkpoint`."""
+        for name, robot in self.robots.items():
+            for i, sensor in enumerate(robot.sensors):
+                sensor.restore(substate(state, f"{name}.{i}."))
 
     def before_step(self, k: int, steps: dict[str, RobotStep]) -> None:
         """Record what describes instant k: each robot's state and set-points, poses,

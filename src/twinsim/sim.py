@@ -13,17 +13,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from twinsim._numerics import numerics
 from twinsim._version import __version__
 from twinsim.assemble import build_scene
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
+from twinsim.errors import OutputFolderError
 from twinsim.recording import RobotStep, StreamRecorder
+from twinsim.resume import Checkpoint, LoggedStates, write_checkpoint
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import RobotSpec, SceneSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sensors.registry import SENSORS
-from twinsim.sequence import SequenceWriter
+from twinsim.sequence import SequenceWriter, step_to_ns
 from twinsim.sequence.contacts import CONTACT_FIELDS
 from twinsim.sequence.layout import SEQUENCE_FORMAT_VERSION
 
@@ -125,30 +129,44 @@ def run(cfg: TwinsimConfig, out: Path, progress: ProgressCallback | None = None)
 
 
 def record(
-    scene: SceneSpec, cfg: TwinsimConfig, out: Path, progress: ProgressCallback | None = None
+    scene: SceneSpec,
+    cfg: TwinsimConfig,
+    out: Path,
+    progress: ProgressCallback | None = None,
+    *,
+    resume: Checkpoint | None = None,
 ) -> Path:
     """Drive the robots of a resolved `scene` along their paths and record every stream into
-    `out`."""
+    `out`; with `resume`, finish the interrupted run in `out` from that checkpoint."""
     configure_backend(cfg.render.backend)
     from twinsim.engine.world import World
 
     steps = step_range(cfg)
+    if resume is not None and not steps.start < resume.step < steps.end:
+        raise OutputFolderError(f"{out}: checkpoint step {resume.step} is outside the run")
     metadata = build_metadata(cfg, scene, steps)
     world = World(scene, cfg.render, cfg.sim.physics_hz)
     try:
         with SequenceWriter(
-            Path(out), scene.to_json(), metadata, rgb_png_level=cfg.output.rgb_png_level
+            Path(out),
+            scene.to_json(),
+            metadata,
+            rgb_png_level=cfg.output.rgb_png_level,
+            resume=None if resume is None else resume.writer,
         ) as writer:
-            stats, clamped = _fly(cfg, scene, world, writer, steps, progress)
+            stats, clamped = _fly(cfg, scene, world, writer, steps, progress, resume)
             writer.close({"statistics": stats, "commands_clamped": clamped})
     finally:
         world.close()
     return Path(out)
 
 
-def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> tuple[dict, dict]:
-    """Drive every robot through every step with its controller, recording; return statistics
-    and what each robot's controller clamped (`clamped_report`)."""
+def _fly(
+    cfg, scene, world, writer, steps: StepRange, progress, resume: Checkpoint | None
+) -> tuple[dict, dict]:
+    """Drive every robot through every step with its controller, recording and checkpointing;
+    return statistics and what each robot's controller clamped (`clamped_report`). A resumed
+    run replays the steps before its checkpoint without recording, checked against the log."""
     hz = cfg.sim.physics_hz
     recorder = StreamRecorder(cfg, scene, world, writer)
     drives = []
@@ -156,8 +174,22 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> tuple[dict, d
         kind, view = ROBOTS.get(robot.kind), world.robot(robot.name)
         view.set_state(*kind.initial_state(robot))
         drives.append((robot.name, view, kind.controller(robot, hz)))
+    first, logged = 0, None
+    if resume is not None:
+        recorder.restore(resume.sensors)
+        streams = {r.name: scene.stream_prefix(r.name) + "robot_state" for r in scene.robots}
+        first = resume.step
+        logged = LoggedStates(Path(writer.path), streams, steps.start, first)
+    period = round(cfg.output.checkpoint_s * hz) if recorder.resumable else 0
+    config = cfg.model_dump_json()  # in the order given (metadata.json sorts keys)
+    due = max(first, steps.start) + period
     total = steps.end - steps.start
     for k in range(steps.end):
+        if period and k >= due:
+            state = recorder.checkpoint()
+            if state is not None:
+                write_checkpoint(writer.path, Checkpoint(k, writer.checkpoint(), state, config))
+                due = k + period
         world.pose_actors(k / hz, observed=recorder.observed(k))
         world.step_begin()
         states = {}
@@ -167,7 +199,10 @@ def _fly(cfg, scene, world, writer, steps: StepRange, progress) -> tuple[dict, d
             ctrl = controller.effort(setpoint, q, qd)
             view.set_ctrl(ctrl)
             states[name] = RobotStep(q, qd, setpoint, ctrl)
-        recording = k >= steps.start
+            if steps.start <= k < first:
+                row = np.concatenate([q, qd, view.qacc_warmstart(), setpoint, ctrl])
+                logged.check(k, name, step_to_ns(k, hz), row)
+        recording = k >= max(first, steps.start)
         if recording:
             recorder.before_step(k, states)
         world.step_end()

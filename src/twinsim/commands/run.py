@@ -9,11 +9,13 @@ import typer
 
 from twinsim.commands.common import console, fail, progress_bar
 from twinsim.config import load_config
-from twinsim.errors import TwinsimError
+from twinsim.errors import ConfigError, TwinsimError
 
 
 def run(
-    out: Annotated[Path, typer.Option("--out", help="New (or empty) folder for the sequence.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="New (or empty) folder for the sequence.")
+    ] = None,
     config: Annotated[
         str, typer.Option("--config", "-c", help="Preset name or path to a YAML config.")
     ] = "default",
@@ -25,12 +27,25 @@ def run(
         list[str] | None,
         typer.Option("--set", help="Override a config field: key.path=value (repeatable)."),
     ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Finish an interrupted run in this folder from its last checkpoint "
+            "(its config is the one it started with).",
+        ),
+    ] = None,
 ) -> None:
     """Generate a world, fly the robot through it and record a sequence folder."""
     from twinsim.sequence.writer import check_output_folder
     from twinsim.sim import run as run_sim
 
     try:
+        if resume is not None:
+            _resume(resume, out, config, seed, duration, set_)
+            return
+        if out is None:
+            raise ConfigError("--out: the folder to record into (or --resume DIR)")
         cfg = load_config(config, set_ or (), seed=seed, duration_s=duration)
         check_output_folder(out)
         with progress_bar("recording", "steps") as report:
@@ -38,6 +53,28 @@ def run(
     except TwinsimError as exc:
         fail(exc)
     console.print(f"sequence written to [bold]{out}[/]")
+
+
+def _resume(folder: Path, out, config, seed, duration, set_) -> None:
+    """`run --resume DIR`: the folder holds the config, so nothing else may be given."""
+    from twinsim.resume import resume
+
+    given = [
+        name
+        for name, value in (
+            ("--out", out),
+            ("--config", None if config == "default" else config),
+            ("--seed", seed),
+            ("--duration", duration),
+            ("--set", set_ or None),
+        )
+        if value is not None
+    ]
+    if given:
+        raise ConfigError(f"--resume takes its config from {folder}; drop {', '.join(given)}")
+    with progress_bar("resuming", "steps") as report:
+        resume(folder, progress=report)
+    console.print(f"sequence written to [bold]{folder}[/]")
 
 
 def register(app: typer.Typer) -> None:

@@ -84,8 +84,28 @@ class RecordingContext:
     frame_sources: dict = field(default_factory=dict)
 
 
+def substate(state: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The entries of a checkpoint state under `prefix`, without it."""
+    return {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+
+
 class SensorRecorder:
-    """Records one sensor: declares its streams, then writes them step by step."""
+    """Records one sensor: declares its streams, then writes them step by step.
+
+    A run writes checkpoints so `twinsim run --resume` can continue it; a recorder takes part
+    when `resumable` says `checkpoint` and `restore` capture all it carries between steps
+    (a recorder that says nothing keeps its run from checkpointing: never a wrong resume).
+    """
+
+    resumable: ClassVar[bool] = False
+
+    def checkpoint(self) -> dict[str, np.ndarray] | None:
+        """The state carried between steps, as arrays, at the boundary before the next step;
+        None when it cannot be taken here (a LiDAR mid-sweep): the run tries the next step."""
+        return {}
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        """Take back the state of a `checkpoint` (its recorder made in the resumed run)."""
 
     def observes(self, k: int) -> bool:
         """Whether the sensor looks at the world at step k (actors must be posed exactly)."""

@@ -48,6 +48,26 @@ class EventSimulator:
         self._t_ns = 0
         self._last = np.full(height * width, np.iinfo(np.int64).min // 2, np.int64)
 
+    def state(self) -> dict[str, np.ndarray]:
+        """What it carries between images (none before the first): reference and last log
+        image, their time, each pixel's last event time."""
+        if self._ref is None:
+            return {"last": self._last.copy()}
+        return {
+            "ref": self._ref.copy(),
+            "log": self._log.copy(),
+            "t_ns": np.array(self._t_ns),
+            "last": self._last.copy(),
+        }
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        """Take back a `state`."""
+        self._last = np.array(state["last"], np.int64)
+        if "ref" in state:
+            self._ref = np.array(state["ref"], np.float64)
+            self._log = np.array(state["log"], np.float64)
+            self._t_ns = int(state["t_ns"])
+
     def update(self, t_ns: int, log_image: np.ndarray) -> EventBatch:
         """Events in (previous t, t_ns] from the change to `log_image`; none for the first image."""
         L1 = np.asarray(log_image, np.float64).reshape(-1)

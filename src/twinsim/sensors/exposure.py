@@ -62,6 +62,18 @@ class StateHistory:
         self._q.append(np.array(qpos, dtype=float))
         self._last = k
 
+    def state(self) -> dict[str, np.ndarray]:
+        """The remembered steps (oldest first) and the last step, for a resume checkpoint."""
+        n = len(self._q)
+        q = np.array(self._q, float) if n else np.empty((0, 0))
+        return {"q": q, "last": np.array(self._last)}
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        """Take back a `state`."""
+        self._q.clear()
+        self._q.extend(np.array(row, float) for row in state["q"])
+        self._last = int(state["last"])
+
     @property
     def oldest(self) -> int:
         return self._last - len(self._q) + 1

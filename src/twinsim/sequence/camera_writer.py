@@ -20,9 +20,12 @@ from twinsim.sequence.layout import BOXES_FILE, FRAME_COLUMNS, FRAMES_FILE, IMAG
 from twinsim.sequence.poses import pose_to_row
 from twinsim.sequence.stream_writers import (
     StreamWriter,
+    file_size,
     json_default,
     later_time,
     open_lines,
+    remove_files_from,
+    reopen_lines,
 )
 from twinsim.sequence.tables import format_row
 from twinsim.sequence.write_queue import Task, WriteQueue
@@ -33,18 +36,33 @@ class CameraWriter(StreamWriter):
 
     label, opener = "camera", "add_camera"
 
-    def __init__(self, name: str, folder: Path, queue: WriteQueue, rgb_png_level: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        folder: Path,
+        queue: WriteQueue,
+        rgb_png_level: int,
+        resume: dict | None = None,
+    ) -> None:
+        """`resume`: a `checkpoint` of this stream in an interrupted run, continued from there."""
         super().__init__(name)
-        folder.mkdir()
-        for kind in IMAGE_KINDS:
-            (folder / kind).mkdir()
         self.folder, self._queue, self._rgb_png_level = folder, queue, rgb_png_level
-        self.frames = open_lines(folder / FRAMES_FILE)
-        self.frames.write(",".join(FRAME_COLUMNS) + "\n")
-        self.boxes = open_lines(folder / BOXES_FILE)
-        self.count = 0
-        self.last_t_ns: int | None = None
-        self.shape: tuple[int, int] | None = None
+        if resume is None:
+            folder.mkdir()
+            for kind in IMAGE_KINDS:
+                (folder / kind).mkdir()
+            self.frames = open_lines(folder / FRAMES_FILE)
+            self.frames.write(",".join(FRAME_COLUMNS) + "\n")
+            self.boxes = open_lines(folder / BOXES_FILE)
+            self.count, self.last_t_ns = 0, None
+            self.shape: tuple[int, int] | None = None
+        else:
+            self.frames = reopen_lines(folder / FRAMES_FILE, resume["frames_size"])
+            self.boxes = reopen_lines(folder / BOXES_FILE, resume["boxes_size"])
+            self.count, self.last_t_ns = resume["count"], resume["last_t_ns"]
+            self.shape = None if resume["shape"] is None else tuple(resume["shape"])
+            for kind in IMAGE_KINDS:
+                remove_files_from(folder / kind, self.count)
 
     def write(self, frame: CameraFrame) -> None:
         """Queue the next frame's images and record its pose and boxes."""
@@ -95,6 +113,15 @@ class CameraWriter(StreamWriter):
         self.boxes.write(frame.boxes_line.rstrip("\n") + "\n")
         self.count += 1
         self.last_t_ns = t_ns
+
+    def checkpoint(self) -> dict:
+        return {
+            "count": self.count,
+            "last_t_ns": self.last_t_ns,
+            "shape": None if self.shape is None else list(self.shape),
+            "frames_size": file_size(self.frames),
+            "boxes_size": file_size(self.boxes),
+        }
 
     def close(self) -> None:
         self.frames.close()

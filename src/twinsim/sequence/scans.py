@@ -130,11 +130,21 @@ def _npy_header(dtype: np.dtype, count: int) -> bytes:
 class RecordAppender:
     """Appends records of one dtype to a .npy file; `close` writes the final record count."""
 
-    def __init__(self, path: Path, dtype: np.dtype) -> None:
-        self.path, self.dtype, self.count = Path(path), np.dtype(dtype), 0
+    def __init__(self, path: Path, dtype: np.dtype, resume_count: int | None = None) -> None:
+        """`resume_count`: continue an interrupted run's file after its first records."""
+        self.path, self.dtype = Path(path), np.dtype(dtype)
+        self.count = resume_count or 0
         try:
-            self._file: BinaryIO | None = self.path.open("wb")
-            self._file.write(_npy_header(self.dtype, 0))
+            if resume_count is None:
+                self._file: BinaryIO | None = self.path.open("wb")
+                self._file.write(_npy_header(self.dtype, 0))
+                return
+            size = len(_npy_header(self.dtype, 0)) + self.count * self.dtype.itemsize
+            if self.path.stat().st_size < size:
+                raise OutputFolderError(f"{path}: shorter than its checkpoint ({size} bytes)")
+            self._file = self.path.open("r+b")
+            self._file.truncate(size)
+            self._file.seek(size)
         except OSError as exc:
             raise OutputFolderError(f"{path}: cannot be written ({exc})") from None
 
@@ -147,6 +157,11 @@ class RecordAppender:
             raise ValueError(f"{self.path.name}: already closed")
         self._file.write(np.ascontiguousarray(records).tobytes())
         self.count += len(records)
+
+    def flush(self) -> None:
+        """Hand the records appended so far to the OS (a checkpoint counts on them)."""
+        if self._file is not None:
+            self._file.flush()
 
     def close(self) -> None:
         """Rewrite the header with the record count and close (safe to call twice)."""

@@ -9,6 +9,7 @@ its samples for the metadata's `count`.
 from __future__ import annotations
 
 import operator
+import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -53,23 +54,34 @@ class StreamWriter(ABC):
     def close(self) -> None:
         """Close the stream's open files (safe to call twice)."""
 
+    @abstractmethod
+    def checkpoint(self) -> dict:
+        """What `resume` needs to continue the stream from here (JSON values): its count, last
+        stamp and the sizes of its appended files; queued writes must have finished."""
+
 
 class TableWriter(StreamWriter):
     """`<stream>/data.csv`: header t_ns + columns, one float64 row a sample, flushed at once."""
 
     label, opener = "table", "add_table"
 
-    def __init__(self, name: str, folder: Path, columns: Sequence[str]) -> None:
+    def __init__(
+        self, name: str, folder: Path, columns: Sequence[str], resume: dict | None = None
+    ) -> None:
+        """`resume`: a `checkpoint` of this stream in an interrupted run, continued from there."""
         super().__init__(name)
         columns = list(columns)
         if "t_ns" in columns or len(set(columns)) != len(columns) or not all(columns):
             raise ValueError(f"{name}: columns must be unique, non-empty, without t_ns")
-        folder.mkdir()
-        self.file = open_lines(folder / TABLE_FILE)
-        self.file.write(",".join(["t_ns", *columns]) + "\n")
         self.n_values = len(columns)
-        self.count = 0
-        self.last_t_ns: int | None = None
+        if resume is None:
+            folder.mkdir()
+            self.file = open_lines(folder / TABLE_FILE)
+            self.file.write(",".join(["t_ns", *columns]) + "\n")
+            self.count, self.last_t_ns = 0, None
+        else:
+            self.file = reopen_lines(folder / TABLE_FILE, resume["size"])
+            self.count, self.last_t_ns = resume["count"], resume["last_t_ns"]
 
     def append(self, t_ns: int, values: np.ndarray | Sequence[float]) -> None:
         """Append one row at t_ns, strictly after the previous row."""
@@ -81,6 +93,9 @@ class TableWriter(StreamWriter):
         self.count += 1
         self.last_t_ns = t_ns
 
+    def checkpoint(self) -> dict:
+        return {"count": self.count, "last_t_ns": self.last_t_ns, "size": file_size(self.file)}
+
     def close(self) -> None:
         self.file.close()
 
@@ -90,15 +105,19 @@ class LidarWriter(StreamWriter):
 
     label, opener = "LiDAR", "add_lidar"
 
-    def __init__(self, name: str, folder: Path) -> None:
+    def __init__(self, name: str, folder: Path, resume: dict | None = None) -> None:
         super().__init__(name)
-        folder.mkdir()
-        (folder / POINTS_DIR).mkdir()
         self.folder = folder
-        self.scans = open_lines(folder / SCANS_FILE)
-        self.scans.write(",".join(SCAN_COLUMNS) + "\n")
-        self.count = 0
-        self.last_t_ns: int | None = None
+        if resume is None:
+            folder.mkdir()
+            (folder / POINTS_DIR).mkdir()
+            self.scans = open_lines(folder / SCANS_FILE)
+            self.scans.write(",".join(SCAN_COLUMNS) + "\n")
+            self.count, self.last_t_ns = 0, None
+        else:
+            self.scans = reopen_lines(folder / SCANS_FILE, resume["size"])
+            self.count, self.last_t_ns = resume["count"], resume["last_t_ns"]
+            remove_files_from(folder / POINTS_DIR, self.count)
 
     def write(self, scan: LidarScan, scan_line: str | None) -> None:
         """Write the next sweep's points and its scans.csv row (`scan_line` kept verbatim)."""
@@ -124,6 +143,9 @@ class LidarWriter(StreamWriter):
         self.count += 1
         self.last_t_ns = t_ns
 
+    def checkpoint(self) -> dict:
+        return {"count": self.count, "last_t_ns": self.last_t_ns, "size": file_size(self.scans)}
+
     def close(self) -> None:
         self.scans.close()
 
@@ -133,12 +155,16 @@ class EventWriter(StreamWriter):
 
     label, opener = "event", "add_events"
 
-    def __init__(self, name: str, folder: Path, width: int, height: int) -> None:
+    def __init__(
+        self, name: str, folder: Path, width: int, height: int, resume: dict | None = None
+    ) -> None:
         super().__init__(name)
-        folder.mkdir()
-        self.records = RecordAppender(folder / EVENTS_FILE, EVENT_DTYPE)
+        if resume is None:
+            folder.mkdir()
+        count = None if resume is None else resume["count"]
+        self.records = RecordAppender(folder / EVENTS_FILE, EVENT_DTYPE, count)
         self.width, self.height = width, height
-        self.last_t_ns: int | None = None
+        self.last_t_ns: int | None = None if resume is None else resume["last_t_ns"]
 
     @property
     def count(self) -> int:
@@ -160,6 +186,10 @@ class EventWriter(StreamWriter):
         self.records.append(rec)
         self.last_t_ns = int(t[-1])
 
+    def checkpoint(self) -> dict:
+        self.records.flush()
+        return {"count": self.count, "last_t_ns": self.last_t_ns}
+
     def close(self) -> None:
         self.records.close()
 
@@ -169,12 +199,14 @@ class ContactWriter(StreamWriter):
 
     label, opener = "contacts", "add_contacts"
 
-    def __init__(self, name: str, folder: Path, n_parts: int) -> None:
+    def __init__(self, name: str, folder: Path, n_parts: int, resume: dict | None = None) -> None:
         super().__init__(name)
-        folder.mkdir()
-        self.records = RecordAppender(folder / CONTACTS_FILE, CONTACT_DTYPE)
+        if resume is None:
+            folder.mkdir()
+        count = None if resume is None else resume["count"]
+        self.records = RecordAppender(folder / CONTACTS_FILE, CONTACT_DTYPE, count)
         self.n_parts = n_parts
-        self.last_t_ns: int | None = None
+        self.last_t_ns: int | None = None if resume is None else resume["last_t_ns"]
 
     @property
     def count(self) -> int:
@@ -195,6 +227,10 @@ class ContactWriter(StreamWriter):
         self.records.append(records)
         self.last_t_ns = int(t[0])
 
+    def checkpoint(self) -> dict:
+        self.records.flush()
+        return {"count": self.count, "last_t_ns": self.last_t_ns}
+
     def close(self) -> None:
         self.records.close()
 
@@ -209,15 +245,25 @@ class FilesWriter(StreamWriter):
     label, opener = "files", "add_files"
 
     def __init__(
-        self, name: str, folder: Path, queue: WriteQueue, index_columns: Sequence[str] | None
+        self,
+        name: str,
+        folder: Path,
+        queue: WriteQueue,
+        index_columns: Sequence[str] | None,
+        resume: dict | None = None,
     ) -> None:
         super().__init__(name)
+        index_state = None if resume is None else resume["index"]
         # the index table makes the folder, after checking its columns
-        self.index = None if index_columns is None else TableWriter(name, folder, index_columns)
-        if self.index is None:
+        self.index = (
+            None if index_columns is None else TableWriter(name, folder, index_columns, index_state)
+        )
+        if self.index is None and resume is None:
             folder.mkdir()
         self.folder, self._queue = folder, queue
-        self._written: set[str] = set()
+        self._written: set[str] = set() if resume is None else set(resume["files"])
+        if resume is not None:
+            _remove_unlisted(folder, self._written | ({TABLE_FILE} if self.index else set()))
 
     @property
     def count(self) -> int:
@@ -247,6 +293,10 @@ class FilesWriter(StreamWriter):
             raise TypeError(f"{self.name}/{rel}: data must be bytes or a numpy array")
         self._written.add(rel)
         self._queue.submit([(_write_file, self.folder / rel, content)])
+
+    def checkpoint(self) -> dict:
+        index = None if self.index is None else self.index.checkpoint()
+        return {"index": index, "files": sorted(self._written)}
 
     def close(self) -> None:
         if self.index is not None:
@@ -283,6 +333,40 @@ def _write_file(path: Path, content: bytes | np.ndarray) -> None:
 def open_lines(path: Path) -> TextIO:
     """A line-buffered text file: every complete row reaches the OS as soon as it is written."""
     return path.open("w", encoding="utf-8", newline="\n", buffering=1)
+
+
+def reopen_lines(path: Path, size: int) -> TextIO:
+    """`open_lines` of an interrupted run's file, cut back to `size` bytes (what a checkpoint
+    saw) and appended to from there."""
+    try:
+        if path.stat().st_size < size:
+            raise OutputFolderError(f"{path}: shorter than its checkpoint ({size} bytes)")
+        os.truncate(path, size)
+        return path.open("a", encoding="utf-8", newline="\n", buffering=1)
+    except OSError as exc:
+        raise OutputFolderError(f"{path}: cannot be resumed ({exc.strerror})") from None
+
+
+def file_size(file: TextIO) -> int:
+    """Bytes of an open file that have reached the OS."""
+    file.flush()
+    return os.fstat(file.fileno()).st_size
+
+
+def remove_files_from(folder: Path, first: int) -> None:
+    """Delete the numbered files (`000042.npy`, …) of `folder` from index `first` on, and any
+    other file the interrupted writer left there: a resumed run writes them again."""
+    for path in folder.iterdir():
+        stem = path.name.split(".", 1)[0]
+        if not stem.isdigit() or int(stem) >= first:
+            path.unlink()
+
+
+def _remove_unlisted(folder: Path, keep: set[str]) -> None:
+    """Delete the files below `folder` that a checkpoint did not list as written."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.relative_to(folder).as_posix() not in keep:
+            path.unlink()
 
 
 def later_time(stream: str, t_ns: int, last: int | None) -> int:

@@ -5,7 +5,9 @@ tables are appended line by line and flushed at once; images and a kind's own fi
 on a small thread pool (`WriteQueue`) so they overlap with rendering, with a bound on writes in
 flight so memory stays flat over long runs. The writer checks each stream against its metadata
 and keeps the life cycle: the folder carries an INCOMPLETE marker until `close()` has finished
-every write, recorded each stream's count and written the final metadata.
+every write, recorded each stream's count and written the final metadata. A writer made with
+`resume` (a `checkpoint` of an interrupted run into the same folder) continues each stream from
+where the checkpoint saw it, so the finished folder is the one an uninterrupted run writes.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from twinsim.sequence.layout import (
     CHECKSUMS,
     INCOMPLETE,
     METADATA,
+    RESUME,
+    RESUME_TMP,
     SCENE,
     SEQUENCE_FORMAT,
     SEQUENCE_FORMAT_VERSION,
@@ -77,9 +81,12 @@ class SequenceWriter:
         metadata: dict,
         image_workers: int = 2,
         rgb_png_level: int = 0,
+        resume: dict[str, dict] | None = None,
     ) -> None:
         """`rgb_png_level` is the zlib level of RGB PNGs: 0 stores (~0.9 MB a 640×480 frame, no
-        CPU), 1–9 compress to ~0.4 MB at ~15–25 ms of CPU a frame, which on 2 cores slows a run."""
+        CPU), 1–9 compress to ~0.4 MB at ~15–25 ms of CPU a frame, which on 2 cores slows a run.
+        `resume`: stream name → its `checkpoint` state, to continue an interrupted run in
+        `path`, whose scene and metadata must be the ones given."""
         self.path = Path(path)
         self._rgb_png_level = rgb_png_level
         self._metadata = _plain_json(metadata)
@@ -87,10 +94,14 @@ class SequenceWriter:
         self._metadata["format"] = SEQUENCE_FORMAT
         self._metadata["format_version"] = SEQUENCE_FORMAT_VERSION
         self._metadata["status"] = STATUS_INCOMPLETE
-        _prepare_folder(self.path)
-        _claim(self.path)
-        (self.path / SCENE).write_text(scene_json, encoding="utf-8")
-        _write_json_atomic(self.path / METADATA, self._metadata)
+        if resume is None:
+            _prepare_folder(self.path)
+            _claim(self.path)
+            (self.path / SCENE).write_text(scene_json, encoding="utf-8")
+            _write_json_atomic(self.path / METADATA, self._metadata)
+        else:
+            _check_same_run(self.path, scene_json, self._metadata)
+        self._resume = resume
         self._streams: dict[str, StreamWriter] = {}
         self._queue = WriteQueue(image_workers)
         self._closed = False
@@ -98,7 +109,7 @@ class SequenceWriter:
     def add_table(self, stream: str, columns: Sequence[str]) -> None:
         """Start `<stream>/data.csv` with header t_ns + columns (float64 values)."""
         folder = self._new_stream(stream, TableWriter)
-        self._streams[stream] = TableWriter(stream, folder, columns)
+        self._streams[stream] = TableWriter(stream, folder, columns, self._resumed(stream))
 
     def append(self, stream: str, t_ns: int, values: np.ndarray | Sequence[float]) -> None:
         """Append one row at time t_ns (strictly after the previous row) and flush it: to a
@@ -108,7 +119,9 @@ class SequenceWriter:
     def add_camera(self, name: str) -> None:
         """Start a camera stream: its image folders, frames.csv and boxes.jsonl."""
         folder = self._new_stream(name, CameraWriter)
-        self._streams[name] = CameraWriter(name, folder, self._queue, self._rgb_png_level)
+        self._streams[name] = CameraWriter(
+            name, folder, self._queue, self._rgb_png_level, self._resumed(name)
+        )
 
     def write_frame(self, name: str, frame: CameraFrame) -> None:
         """Queue a frame's images for writing and record its pose and boxes (in index order)."""
@@ -122,7 +135,8 @@ class SequenceWriter:
 
     def add_lidar(self, name: str) -> None:
         """Start a LiDAR stream: scans.csv (one pose row per sweep) and points/ (one file each)."""
-        self._streams[name] = LidarWriter(name, self._new_stream(name, LidarWriter))
+        folder = self._new_stream(name, LidarWriter)
+        self._streams[name] = LidarWriter(name, folder, self._resumed(name))
 
     def write_scan(self, name: str, scan: LidarScan, scan_line: str | None = None) -> None:
         """Write one sweep's points (in index order) and its start time and pose; `scan_line`:
@@ -132,7 +146,7 @@ class SequenceWriter:
     def add_events(self, name: str, width: int, height: int) -> None:
         """Start an event stream: events.npy, appended to as events come, sealed at close."""
         folder = self._new_stream(name, EventWriter)
-        self._streams[name] = EventWriter(name, folder, width, height)
+        self._streams[name] = EventWriter(name, folder, width, height, self._resumed(name))
 
     def append_events(
         self, name: str, x: np.ndarray, y: np.ndarray, t_ns: np.ndarray, polarity: np.ndarray
@@ -143,7 +157,7 @@ class SequenceWriter:
     def add_contacts(self, name: str, n_parts: int) -> None:
         """Start a robot's contacts stream: contacts.npy, appended step by step, sealed at close."""
         folder = self._new_stream(name, ContactWriter)
-        self._streams[name] = ContactWriter(name, folder, n_parts)
+        self._streams[name] = ContactWriter(name, folder, n_parts, self._resumed(name))
 
     def append_contacts(self, name: str, records: np.ndarray) -> None:
         """Append one step's contact records (`twinsim.sequence.contacts.CONTACT_DTYPE`)."""
@@ -154,7 +168,9 @@ class SequenceWriter:
         folder, filled by `write_file`; with `index_columns`, also an index `data.csv` (t_ns +
         those columns) filled by `append`. Its `count` is the index's rows, else its files."""
         folder = self._new_stream(name, FilesWriter)
-        self._streams[name] = FilesWriter(name, folder, self._queue, index_columns)
+        self._streams[name] = FilesWriter(
+            name, folder, self._queue, index_columns, self._resumed(name)
+        )
 
     def write_file(self, name: str, relpath: str | PurePath, data: bytes | np.ndarray) -> None:
         """Queue one file of a files stream on the I/O pool, like images (a failure is raised
@@ -162,13 +178,25 @@ class SequenceWriter:
         '/'-separated plain names inside the stream folder (folders are made), each once."""
         self._open(name, FilesWriter).write(relpath, data)
 
+    def checkpoint(self) -> dict[str, dict]:
+        """Finish the queued writes and return each stream's state (what `resume` takes): the
+        folder holds every sample written so far, complete."""
+        self._queue.drain()
+        return {name: stream.checkpoint() for name, stream in self._streams.items()}
+
     def close(self, extra_metadata: dict | None = None) -> None:
-        """Finish every write, record per-stream counts, mark complete and remove INCOMPLETE."""
+        """Finish every write, record per-stream counts, mark complete and remove INCOMPLETE
+        (and a resume checkpoint, which a complete folder has no use for)."""
         if self._closed:
             return
         try:
             self._queue.drain()
             self._close_files()
+            if self._resume is not None and set(self._resume) != set(self._streams):
+                missing = sorted(set(self._resume) - set(self._streams))
+                raise OutputFolderError(f"{self.path}: resumed without stream(s) {missing}")
+            for name in (RESUME, RESUME_TMP):
+                (self.path / name).unlink(missing_ok=True)
             if extra_metadata:
                 _merge(self._metadata, _plain_json(extra_metadata))
             for name, stream in self._streams.items():
@@ -213,6 +241,15 @@ class SequenceWriter:
             use = " or ".join(w.opener for w in allowed)
             raise ValueError(f"stream {stream!r} has type {kind!r}: use {use}")
         return self.path / stream
+
+    def _resumed(self, stream: str) -> dict | None:
+        """The checkpoint state a resumed stream continues from (None when not resuming)."""
+        if self._resume is None:
+            return None
+        state = self._resume.get(stream)
+        if not isinstance(state, dict):
+            raise OutputFolderError(f"{self.path}: the checkpoint has no stream {stream!r}")
+        return state
 
     def _open(self, name: str, layout: type[W], *others: type[StreamWriter]) -> W:
         """The open stream `name`, written by `layout` (or one of `others`)."""
@@ -275,6 +312,22 @@ def _claim(path: Path) -> None:
         raise OutputFolderError(f"{path}: cannot be written ({exc.strerror})") from None
     with os.fdopen(fd, "w", encoding="ascii") as f:
         f.write(_INCOMPLETE_TEXT)
+
+
+def _check_same_run(path: Path, scene_json: str, metadata: dict) -> None:
+    """Refuse to resume into `path` unless it is an interrupted run of this very scene and
+    metadata (as its writer wrote them at the start)."""
+    if not (path / INCOMPLETE).is_file():
+        raise OutputFolderError(f"{path}: is not an interrupted run (no {INCOMPLETE} marker)")
+    try:
+        scene = (path / SCENE).read_text(encoding="utf-8")
+        written = json.loads((path / METADATA).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise OutputFolderError(f"{path}: cannot be resumed ({exc})") from None
+    if scene != scene_json:
+        raise OutputFolderError(f"{path}/{SCENE}: is not the scene its config generates")
+    if written != metadata:
+        raise OutputFolderError(f"{path}/{METADATA}: does not match its config and this twinsim")
 
 
 def _dumps(data: Any) -> str:

@@ -24,6 +24,7 @@ from twinsim.sensors.base import (
     SensorKind,
     SensorRecorder,
     base_metadata,
+    substate,
 )
 from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.exposure import (
@@ -103,6 +104,29 @@ class CameraRecorder(SensorRecorder):
         self.pose_t_ns: list[int] = []
         self.poses: list[np.ndarray] = []
         self.fractions: list[float] = []  # share of each frame covered by dynamic content
+
+    resumable = True
+
+    def checkpoint(self) -> dict[str, np.ndarray]:
+        """Frames so far, the poses and dynamic shares its statistics gather, and the motion
+        history a shuttered camera blurs over."""
+        state = {
+            "frames": np.array(self.frames),
+            "pose_t_ns": np.array(self.pose_t_ns, np.int64),
+            "poses": np.array(self.poses, float).reshape(-1, 4, 4),
+            "fractions": np.array(self.fractions, float),
+        }
+        if self.history is not None:
+            state |= {f"history_{key}": value for key, value in self.history.state().items()}
+        return state
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        self.frames = int(state["frames"])
+        self.pose_t_ns = [int(t) for t in state["pose_t_ns"]]
+        self.poses = list(np.array(state["poses"], float))
+        self.fractions = [float(f) for f in state["fractions"]]
+        if self.history is not None:
+            self.history.restore(substate(state, "history_"))
 
     def observes(self, k: int) -> bool:
         return k % self.period == 0

@@ -55,6 +55,14 @@ class EventRecorder(SensorRecorder):
         self.simulator = EventSimulator(cam.events, cam.width, cam.height)
         ctx.writer.add_events(cam.name, cam.width, cam.height)
 
+    resumable = True
+
+    def checkpoint(self) -> dict[str, np.ndarray]:
+        return self.simulator.state()
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        self.simulator.restore(state)
+
     def observes(self, k: int) -> bool:
         return k % self.period == 0
 

@@ -31,6 +31,8 @@ class ImuConfig(SensorConfig):
 
 
 class ImuRecorder(SensorRecorder):
+    resumable = True  # it reads MuJoCo's sensors at each sample and carries nothing
+
     def __init__(self, imu: SensorSpec, ctx: RecordingContext) -> None:
         self.imu, self.ctx = imu, ctx
         self.period = ctx.physics_hz // imu.rate_hz

@@ -98,6 +98,15 @@ class LidarRecorder(SensorRecorder):
         self.name, self.scans = lidar.name, 0
         ctx.writer.add_lidar(lidar.name)
 
+    resumable = True
+
+    def checkpoint(self) -> dict[str, np.ndarray] | None:
+        """Only between sweeps: a sweep in progress holds the sectors cast so far."""
+        return None if self.scanner.in_sweep else {"scans": np.array(self.scans)}
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        self.scans = int(state["scans"])
+
     def observes(self, k: int) -> bool:
         return True  # a sector is cast at every step
 

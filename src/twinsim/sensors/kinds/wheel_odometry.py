@@ -63,6 +63,17 @@ class WheelOdometryRecorder(SensorRecorder):
         self.angles = np.zeros(2)
         ctx.writer.add_table(sensor.name, COLUMNS)
 
+    resumable = True
+
+    def checkpoint(self) -> dict[str, np.ndarray]:
+        """The dead-reckoned pose (none before the first sample) and the wheel angles it saw."""
+        pose = {} if self.pose is None else {"pose": self.pose.copy()}
+        return {"angles": self.angles.copy(), **pose}
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        self.angles = np.array(state["angles"], float)
+        self.pose = np.array(state["pose"], float) if "pose" in state else None
+
     def before_step(self, k: int, t_ns: int, q: np.ndarray) -> None:
         if k % self.period:
             return

@@ -1,0 +1,163 @@
+"""`twinsim run --resume`: an interrupted run finished from its last checkpoint is byte for byte
+the folder an uninterrupted run writes (metadata and checksums included); a folder that cannot
+be resumed faithfully is refused with one line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import digest_folder
+from twinsim.cli import app
+from twinsim.config import load_config
+from twinsim.resume import read_checkpoint, resume
+from twinsim.sequence import validate_sequence
+from twinsim.sim import run
+
+TWINSIM = Path(sys.executable).parent / "twinsim"
+#: people, flying objects, a LiDAR (checkpoints wait for its sweep to end) and an event camera
+DRONE = (
+    "people.count=2",
+    "flying_objects.count=2",
+    "lidars.lidar0.model=vlp-16",
+    "lidars.lidar0.columns=180",
+    "event_cameras.ev0.width=32",
+    "event_cameras.ev0.height=24",
+    "event_cameras.ev0.rate_hz=120",
+    "output.checkpoint_s=0.25",
+)
+#: wheel odometry integrates, and a shuttered camera blurs over the steps it remembers
+DIFF_DRIVE = (
+    "robot.kind=diff_drive",
+    "sensors.cam0.exposure_s=0.01",
+    "output.checkpoint_s=0.3",
+)
+
+
+class SimulatedKillError(Exception):
+    """Stands for a kill in the middle of a run."""
+
+
+def _interrupted(cfg, out: Path, after_steps: int) -> Path:
+    def stop(done: int, total: int) -> None:
+        if done >= after_steps:
+            raise SimulatedKillError
+
+    with pytest.raises(SimulatedKillError):
+        run(cfg, out, progress=stop)
+    assert (out / "INCOMPLETE").exists() and (out / "resume.npz").exists()
+    return out
+
+
+@pytest.fixture(scope="module")
+def drone(tmp_path_factory, gl_backend):
+    """The config, an uninterrupted run of it and a copy interrupted after 200 steps."""
+    root = tmp_path_factory.mktemp("resume")
+    cfg = load_config("tiny", list(DRONE), duration_s=1.5)
+    whole = run(cfg, root / "whole")
+    return cfg, whole, _interrupted(cfg, root / "cut", 200)
+
+
+@pytest.mark.parametrize("overrides", [DRONE, DIFF_DRIVE], ids=["drone", "diff_drive"])
+def test_a_resumed_run_is_byte_identical_to_an_uninterrupted_one(tmp_path, overrides, drone):
+    if overrides is DRONE:
+        _, whole, cut = drone
+        cut = Path(shutil.copytree(cut, tmp_path / "cut"))
+    else:
+        cfg = load_config("tiny", list(overrides), duration_s=1.5)
+        whole = run(cfg, tmp_path / "whole")
+        cut = _interrupted(cfg, tmp_path / "cut", 250)
+    step = read_checkpoint(cut).step
+    assert 0 < step - 240 < 250  # the last checkpoint before the interruption
+    resume(cut)
+    assert digest_folder(cut) == digest_folder(whole)
+    assert validate_sequence(cut).ok
+    assert not (cut / "resume.npz").exists()
+
+
+def test_a_killed_cli_run_resumes_to_the_same_folder(tmp_path):
+    sets = ["--set", "output.checkpoint_s=0.2"]
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    base = [str(TWINSIM), "run", "--config", "tiny", *sets]
+    subprocess.run([*base, "--out", str(whole)], check=True, capture_output=True)
+    proc = subprocess.Popen([*base, "--out", str(cut)], start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (cut / "resume.npz").exists() and proc.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)  # a real kill, at a checkpoint or just after one
+    proc.wait()
+    assert (cut / "INCOMPLETE").exists()
+    done = subprocess.run([str(TWINSIM), "run", "--resume", str(cut)], capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+    assert digest_folder(cut) == digest_folder(whole)
+
+
+def _refusal(args: list[str], *expected: str) -> None:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert all(part in text for part in expected), text
+    assert "Traceback" not in result.output
+
+
+def test_a_complete_folder_or_other_options_are_refused(drone):
+    _, whole, cut = drone
+    _refusal(["run", "--resume", str(whole)], "not an interrupted run")
+    _refusal(["run", "--resume", str(cut), "--out", "x", "--seed", "0"], "drop --out, --seed")
+    _refusal(["run", "--resume", str(cut.parent / "nothing")], "no such folder")
+    _refusal(["run"], "--out")
+
+
+def test_a_run_without_a_checkpoint_says_so(tmp_path, drone):
+    cfg = load_config("tiny", [*DRONE[:-1], "output.checkpoint_s=0"], duration_s=1.5)
+    with pytest.raises(SimulatedKillError):
+        run(cfg, tmp_path / "cut", progress=lambda done, total: _raise_after(done, 100))
+    _refusal(["run", "--resume", str(tmp_path / "cut")], "before its first checkpoint")
+
+
+def _raise_after(done: int, steps: int) -> None:
+    if done >= steps:
+        raise SimulatedKillError
+
+
+def test_a_changed_log_or_a_garbled_checkpoint_is_refused(tmp_path, drone):
+    _, _, source = drone
+    changed = Path(shutil.copytree(source, tmp_path / "changed"))
+    table = changed / "robot_state" / "data.csv"
+    lines = table.read_text().splitlines(keepends=True)
+    head, *values = lines[5].split(",")
+    lines[5] = ",".join([head, repr(float(values[0]) + 1e-9), *values[1:]])
+    table.write_text("".join(lines))
+    _refusal(["run", "--resume", str(changed)], "differs from the interrupted run")
+    assert (changed / "INCOMPLETE").exists()  # refused before anything was written
+
+    garbled = Path(shutil.copytree(source, tmp_path / "garbled"))
+    data = bytearray((garbled / "resume.npz").read_bytes())
+    (garbled / "resume.npz").write_bytes(bytes(data[: len(data) // 2]))
+    _refusal(["run", "--resume", str(garbled)], "resume.npz: cannot be read")
+
+    scene = Path(shutil.copytree(source, tmp_path / "scene"))
+    text = (scene / "scene.json").read_text()
+    (scene / "scene.json").write_text(text.replace('"seed"', '"seed" ', 1))
+    _refusal(["run", "--resume", str(scene)], "scene.json: is not the scene")
+
+
+def test_checkpoints_wait_for_a_lidar_sweep_to_end(drone):
+    cfg, _, cut = drone
+    checkpoint = read_checkpoint(cut)
+    hz = cfg.sim.physics_hz
+    sweep = hz // cfg.robots["robot"].sensors["lidar0"].rate_hz
+    assert checkpoint.step % sweep == 0
+    scans = {k: v for k, v in checkpoint.sensors.items() if k.endswith(".scans")}
+    assert [int(v) for v in scans.values()] == [(checkpoint.step - 240) // sweep]
+    assert np.all(np.isfinite(checkpoint.sensors["robot.0.poses"]))

@@ -9,6 +9,7 @@ import csv
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from twinsim.closedloop.session import Session
 from twinsim.closedloop.tasks import PointGoalConfig, PointGoalTask
 from twinsim.config import load_config
 from twinsim.navigation.api import run_episode
+from twinsim.navigation.bench import NavBenchSpec, navbench
 from twinsim.navigation.registry import NAVIGATORS
 from twinsim.sequence import validate_sequence
 
@@ -112,6 +114,13 @@ def test_navbench_writes_table_one_and_resumes(tmp_path, gl_backend):
     changed = _navbench(out, "--seed", "5")
     assert changed.returncode == 2 and "seed" in changed.stderr
     assert "Traceback" not in changed.stderr
+    # a resume with a trial to do removes the old report first: killed midway, the folder
+    # must not look finished
+    more = NavBenchSpec(("planner",), ("apartment",), ("none",), trials=2, duration_s=20.0)
+    more = replace(more, goal_m=(2.0, 4.0), preset="tiny")
+    seen: list[bool] = []
+    navbench(more, out, workers=1, progress=lambda *_: seen.append((out / "results.csv").exists()))
+    assert seen and not any(seen) and (out / "results.csv").exists()
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import digest_folder
+from test_golden import OVERRIDES as GOLDEN
 from twinsim.cli import app
 from twinsim.config import load_config
 from twinsim.resume import read_checkpoint, resume
@@ -24,17 +25,9 @@ from twinsim.sequence import validate_sequence
 from twinsim.sim import run
 
 TWINSIM = Path(sys.executable).parent / "twinsim"
-#: people, flying objects, a LiDAR (checkpoints wait for its sweep to end) and an event camera
-DRONE = (
-    "people.count=2",
-    "flying_objects.count=2",
-    "lidars.lidar0.model=vlp-16",
-    "lidars.lidar0.columns=180",
-    "event_cameras.ev0.width=32",
-    "event_cameras.ev0.height=24",
-    "event_cameras.ev0.rate_hz=120",
-    "output.checkpoint_s=0.25",
-)
+#: the golden run's world: people, flying objects, a LiDAR (checkpoints wait for its sweep to
+#: end) and an event camera
+DRONE = (*GOLDEN, "output.checkpoint_s=0.25")
 #: wheel odometry integrates, and a shuttered camera blurs over the steps it remembers
 DIFF_DRIVE = (
     "robot.kind=diff_drive",
@@ -119,7 +112,7 @@ def test_a_complete_folder_or_other_options_are_refused(drone):
 
 
 def test_a_run_without_a_checkpoint_says_so(tmp_path, drone):
-    cfg = load_config("tiny", [*DRONE[:-1], "output.checkpoint_s=0"], duration_s=1.5)
+    cfg = load_config("tiny", [*GOLDEN, "output.checkpoint_s=0"], duration_s=1.5)
     with pytest.raises(SimulatedKillError):
         run(cfg, tmp_path / "cut", progress=lambda done, total: _raise_after(done, 100))
     _refusal(["run", "--resume", str(tmp_path / "cut")], "before its first checkpoint")

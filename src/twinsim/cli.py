@@ -33,7 +33,9 @@ _register_commands()
 
 
 #: what the system says when an output cannot be written: the user's to fix, not a bug
-_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+_WRITE_ERRORS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+)
 
 
 def main() -> None:

@@ -10,9 +10,13 @@ field reads the same everywhere: `robot.mass_kg: Input should be greater than 0`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
+import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class ConfigModel(BaseModel):
@@ -87,3 +91,17 @@ def format_validation_error(
         return f"unknown {what} {where!r}{allowed}"
     msg = err["msg"].removeprefix("Value error, ")
     return f"{where}: {msg}" if loc or prefix else msg
+
+
+def load_yaml_model(path: Path, model: type[M], what: str, error: type[Exception]) -> M:
+    """Read the YAML file `path` as a `model`: any problem is one `error` line naming the file
+    and, for a bad field, the field (`what` says what a field is: "method field", …)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        reason = " ".join(str(exc).split())
+        raise error(f"{path}: cannot read the {what.split()[0]} YAML ({reason})") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error(f"{path}: {format_validation_error(exc, model, data, what=what)}") from None

@@ -75,9 +75,66 @@ def quats_xyzw_to_matrices(q: np.ndarray) -> np.ndarray:
     return R.reshape(*q.shape[:-1], 3, 3)
 
 
+#: a Gramian entry this close to the identity's passes scipy's orthogonality test (`isclose`,
+#: atol 1e-12, rtol 1e-5) whatever the order it sums in: half its tolerance, to spare rounding
+_ORTHO_TOL_OFF, _ORTHO_TOL_DIAG = 0.5e-12, 0.5e-5
+
+
+def _orthogonal_quat_xyzw(R) -> tuple[float, float, float, float] | None:
+    """scipy's `Rotation.from_matrix(R).as_quat()` for a 3×3 rotation its orthogonality test
+    surely passes, by the same float operations (Markley's method, then normalised) without
+    its per-call overhead; None for anything else (the caller asks scipy)."""
+    R = np.asarray(R, dtype=float)
+    if R.shape != (3, 3):
+        return None
+    m = R.tolist()
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m
+    d0 = m00 * m00 + m01 * m01 + m02 * m02  # R Rᵀ: its diagonal, then the rest
+    d1 = m10 * m10 + m11 * m11 + m12 * m12
+    d2 = m20 * m20 + m21 * m21 + m22 * m22
+    o01 = m00 * m10 + m01 * m11 + m02 * m12
+    o02 = m00 * m20 + m01 * m21 + m02 * m22
+    o12 = m10 * m20 + m11 * m21 + m12 * m22
+    diag, off = _ORTHO_TOL_DIAG, _ORTHO_TOL_OFF
+    if not (
+        abs(d0 - 1.0) <= diag
+        and abs(d1 - 1.0) <= diag
+        and abs(d2 - 1.0) <= diag
+        and abs(o01) <= off
+        and abs(o02) <= off
+        and abs(o12) <= off
+    ):
+        return None  # NaN included
+    if (
+        m00 * (m11 * m22 - m12 * m21)
+        - m01 * (m10 * m22 - m12 * m20)
+        + m02 * (m10 * m21 - m11 * m20)
+        <= 0.5
+    ):
+        return None  # left-handed (an orthogonal matrix's determinant is ±1): scipy says why
+    decision = (m00, m11, m22, m00 + m11 + m22)
+    choice = 0
+    for i in (1, 2, 3):
+        if decision[i] > decision[choice]:
+            choice = i
+    q = [0.0, 0.0, 0.0, 0.0]
+    if choice != 3:
+        i = choice
+        j, k = (i + 1) % 3, (i + 2) % 3
+        q[i] = 1 - decision[3] + 2 * m[i][i]
+        q[j] = m[j][i] + m[i][j]
+        q[k] = m[k][i] + m[i][k]
+        q[3] = m[k][j] - m[j][k]
+    else:
+        q = [m21 - m12, m02 - m20, m10 - m01, 1 + decision[3]]
+    norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return (q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm)
+
+
 def matrix_to_quat_wxyz(R: np.ndarray) -> tuple[float, float, float, float]:
-    """(w, x, y, z) quaternion of a rotation matrix, with w >= 0."""
-    x, y, z, w = Rotation.from_matrix(R).as_quat()
+    """(w, x, y, z) quaternion of a rotation matrix, with w >= 0 (scipy's, bit for bit)."""
+    quat = _orthogonal_quat_xyzw(R)
+    x, y, z, w = Rotation.from_matrix(R).as_quat() if quat is None else quat
     if w < 0:
         x, y, z, w = -x, -y, -z, -w
     return (float(w), float(x), float(y), float(z))
@@ -133,9 +190,10 @@ def random_quat_wxyz(rng: np.random.Generator) -> np.ndarray:
 
 def make_T(R: np.ndarray, t) -> np.ndarray:
     """4×4 homogeneous transform from a rotation and a translation."""
-    T = np.eye(4)
+    T = np.zeros((4, 4))  # cheaper than np.eye, which every physics step paid for
     T[:3, :3] = R
     T[:3, 3] = t
+    T[3, 3] = 1.0
     return T
 
 
@@ -147,7 +205,7 @@ def pose_to_T(pos, quat_wxyz) -> np.ndarray:
 def T_to_pos_quat_xyzw(T: np.ndarray) -> np.ndarray:
     """Row (x, y, z, qx, qy, qz, qw) of a 4×4 transform, the TUM order used in our CSV files."""
     w, x, y, z = matrix_to_quat_wxyz(T[:3, :3])
-    return np.array([*T[:3, 3], x, y, z, w])
+    return np.array([*T[:3, 3].tolist(), x, y, z, w])
 
 
 def primitive_half_extents(kind: str, size: Sequence[float]) -> np.ndarray:

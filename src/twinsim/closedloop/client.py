@@ -28,6 +28,9 @@ class TwinsimClient:
     def __init__(self, address: str, timeout_s: float = 30.0) -> None:
         self.address, self.timeout_s = address, timeout_s
         self.episode: str | None = None  # the folder of the episode last reset, stepped or closed
+        #: the last reset or step reply's `task` (goal, distances, success; protocol 1.1), or
+        #: None where the server runs no task (`twinsim serve`)
+        self.task: dict | None = None
         self._context = zmq.Context()
         self._socket = self._connect()
 
@@ -82,6 +85,7 @@ class TwinsimClient:
         return {k: v for k, v in reply.items() if k not in ("v", "ok")}
 
     def _observations(self, reply: dict) -> Observations:
-        """The decoded observations of a reset or step reply; notes the episode folder."""
-        self.episode = reply["episode"]
+        """The decoded observations of a reset or step reply; notes the episode folder and
+        the task's state."""
+        self.episode, self.task = reply["episode"], reply.get("task")
         return protocol.decode_observations(reply["observations"])

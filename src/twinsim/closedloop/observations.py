@@ -79,7 +79,7 @@ class ObservationTap:
         self._reset()
 
     def _reset(self) -> None:
-        self._rows: dict[str, list] = defaultdict(list)
+        self._rows: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))  # stamps, rows
         self._frames: dict[str, list] = defaultdict(list)
         self._scans: dict[str, list] = defaultdict(list)
         self._events: dict[str, list] = defaultdict(list)
@@ -95,7 +95,9 @@ class ObservationTap:
 
     def append(self, stream: str, t_ns: int, values) -> None:
         if stream.rsplit(".", 1)[-1] not in _NOT_OBSERVED:
-            self._rows[stream].append((int(t_ns), np.array(values, dtype=float)))
+            stamps, rows = self._rows[stream]
+            stamps.append(int(t_ns))
+            rows.append(np.array(values, dtype=float))
         self._forward("append", stream, t_ns, values)
 
     def add_camera(self, name: str) -> None:
@@ -153,19 +155,22 @@ class ObservationTap:
                     if name.startswith(prefix) and "." not in name[len(prefix) :]
                 }
 
-            tables = {
+            tables = {  # np.array of equal rows is np.stack's array, at a third of its cost
                 name: Table(
                     self._columns[prefix + name],
-                    np.array([t for t, _ in rows], dtype=np.int64),
-                    np.stack([v for _, v in rows]),
+                    np.array(stamps, dtype=np.int64),
+                    np.array(rows) if len({r.shape for r in rows}) == 1 else np.stack(rows),
                 )
-                for name, rows in own(self._rows).items()
+                for name, (stamps, rows) in own(self._rows).items()
             }
             events = {
                 name: Events(*(np.concatenate(part) for part in zip(*batches, strict=True)))
                 for name, batches in own(self._events).items()
             }
-            contacts = {name: np.concatenate(parts) for name, parts in own(self._contacts).items()}
+            contacts = {  # one record type: its dtype spares NumPy's promotion of the fields
+                name: np.concatenate(parts, dtype=parts[0].dtype)
+                for name, parts in own(self._contacts).items()
+            }
             out[robot] = {
                 "tables": tables,
                 "frames": dict(own(self._frames)),

@@ -8,6 +8,10 @@ bytes}` (C order, the dtype in NumPy's `dtype.str` notation), a structured array
 as `{"fields": {name: array, ...}, "length": n}`, the fields in the record's order. Both
 sides use the functions here: the server encodes observations, the client decodes them into
 the very dataclasses a `Session` returns.
+
+Minor version 1 (1.1) adds, in reset and step replies, the optional `task` field (the goal of
+the episode's task, `encode_task`), sent where a task runs (navbench's external policies); a
+v1.0 client ignores it and `twinsim serve`, which runs no task, does not send it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from twinsim._version import __version__
 from twinsim.closedloop.observations import Events, Observations, RobotObservations, Table
 from twinsim.errors import TwinsimError
 from twinsim.robots.commands import CommandSpace
@@ -26,6 +31,8 @@ from twinsim.sequence.scans import LidarScan
 from twinsim.sequence.stream_writers import json_default
 
 VERSION = 1
+#: additions within VERSION that a client may ignore (1: the optional `task` reply field)
+MINOR = 1
 #: each op and the fields its request may carry besides `v` and `op`
 REQUEST_FIELDS: dict[str, tuple[str, ...]] = {
     "hello": (),
@@ -149,6 +156,48 @@ def describe_commands(spaces: Mapping[str, CommandSpace], kinds: Mapping[str, st
             },
         }
         for name, space in spaces.items()
+    }
+
+
+def hello_fields(
+    spaces: Mapping[str, CommandSpace],
+    kinds: Mapping[str, str],
+    *,
+    control_hz: int,
+    physics_hz: int,
+    rtf: float | None,
+    timeout_s: float,
+    episodes: int,
+    running: bool,
+) -> dict:
+    """The fields of a hello reply: the protocol, the robots and their commands, the rates and
+    the mode (`lockstep` without an `rtf`, else `free_running`)."""
+    return {
+        "protocol": VERSION,
+        "protocol_minor": MINOR,
+        "twinsim": __version__,
+        "robots": describe_commands(spaces, kinds),
+        "control_hz": control_hz,
+        "physics_hz": physics_hz,
+        "mode": "lockstep" if rtf is None else "free_running",
+        "rtf": rtf,
+        "timeout_s": timeout_s,
+        "episodes": episodes,
+        "running": running,
+    }
+
+
+def encode_task(name: str, info: Any) -> dict:
+    """A task's state after a step (a point-goal `TaskInfo`) as the `task` reply field: its
+    name, the goal's world x, y, the geodesic and straight distances left (m), the geodesic
+    distance from the start (m) and whether it succeeded."""
+    return {
+        "name": name,
+        "goal": [float(v) for v in np.asarray(info.goal, dtype=float)[:2]],
+        "distance_to_goal": float(info.distance_to_goal),
+        "euclidean_to_goal": float(info.euclidean_to_goal),
+        "geodesic_start_m": float(info.geodesic_start_m),
+        "success": bool(info.success),
     }
 
 

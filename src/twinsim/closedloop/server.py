@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import zmq
 
-from twinsim._version import __version__
 from twinsim.assemble import build_scene
 from twinsim.closedloop import protocol
 from twinsim.closedloop.observations import Events, Observations, RobotObservations, Table
@@ -78,10 +77,6 @@ class Server:
         self._latest: Observations | None = None
         self._due = 0.0
         self._stopped = False
-
-    @property
-    def mode(self) -> str:
-        return "lockstep" if self.rtf is None else "free_running"
 
     @property
     def finished(self) -> bool:
@@ -151,18 +146,15 @@ class Server:
 
     def _op_hello(self) -> dict:
         """The protocol, the robots and their commands, the rates and the mode."""
-        return {
-            "protocol": protocol.VERSION,
-            "twinsim": __version__,
-            "robots": protocol.describe_commands(*self._command_spaces()),
-            "control_hz": self.session.control_hz,
-            "physics_hz": self.session.config.sim.physics_hz,
-            "mode": self.mode,
-            "rtf": self.rtf,
-            "timeout_s": self.timeout_s,
-            "episodes": self.episodes,
-            "running": self.session.running,
-        }
+        return protocol.hello_fields(
+            *self._command_spaces(),
+            control_hz=self.session.control_hz,
+            physics_hz=self.session.config.sim.physics_hz,
+            rtf=self.rtf,
+            timeout_s=self.timeout_s,
+            episodes=self.episodes,
+            running=self.session.running,
+        )
 
     def _op_reset(self, seed: int | None = None, out: str | None = None) -> dict:
         """Start an episode (ending the current one) and return its first observations."""

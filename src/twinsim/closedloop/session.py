@@ -103,7 +103,7 @@ class Session:
         scene = build_scene(cfg, live=True)
         self.scene, self.episode_path = scene, path
         self._episode = _Episode(cfg, scene, path, self.control_hz)
-        return self._episode.advance({})
+        return self._episode.advance()
 
     def step(self, commands: Mapping | None = None) -> Observations:
         """Apply `commands` (robot name → `{mode: {field: value}}`; with one robot the
@@ -114,9 +114,9 @@ class Session:
             raise EpisodeEndedError(
                 f"the episode ended ({episode.ended_by}); call reset() to start another"
             )
-        parsed = episode.parse(commands or {})
+        episode.command(episode.parse(commands or {}))  # a refusal leaves the episode going
         try:
-            observations = episode.advance(parsed)
+            observations = episode.advance()
         except BaseException:
             self.close("error")
             raise
@@ -214,18 +214,23 @@ class _Episode:
             parsed[name] = self.spaces[name].parse(name, command)
         return parsed
 
-    def advance(self, commands: dict[str, tuple[str, dict[str, float]]]) -> Observations:
-        """Apply the commands, run one control period recorded, and collect its readings."""
+    def command(self, commands: dict[str, tuple[str, dict[str, float]]]) -> None:
+        """Give each robot its checked command, in the world's robot order. A controller may
+        still refuse one (`CommandError`: an arm pose out of reach): that robot keeps its
+        previous command, those before it have their new ones, nothing has moved."""
         for name, _, controller in self.drives:
             if name in commands:
                 controller.command(*commands[name])
                 self.commands += 1
+
+    def advance(self) -> Observations:
+        """Run one control period recorded and collect its readings."""
         self._run(min(self.k + self.per_step, self.steps.end))
         readings = self.tap.drain(self.prefixes)
-        robots = {
+        robots = {  # both readings are fresh arrays
             name: RobotObservations(
-                T_world_body=view.T_world_body().copy(),
-                velocity=view.body_velocity_local().copy(),
+                T_world_body=view.T_world_body(),
+                velocity=view.body_velocity_local(),
                 arrived=controller.arrived,
                 **readings[name],
             )
@@ -235,26 +240,28 @@ class _Episode:
         return Observations(self.k, t_ns, robots, done=self.k >= self.steps.end)
 
     def _run(self, until: int) -> None:
-        """Physics steps up to `until`, recording those at or after the bootstrap."""
-        hz, world, recorder = self.hz, self.world, self.recorder
-        dt = 1.0 / hz
+        """Physics steps up to `until`, recording those at or after the bootstrap (every
+        controller ticks at each physics step, as in a scripted run)."""
+        hz, world, recorder, drives = self.hz, self.world, self.recorder, self.drives
+        dt, start = 1.0 / hz, self.steps.start
         for k in range(self.k, until):
-            world.pose_actors(k / hz, observed=recorder.observed(k))
+            t_s = k / hz
+            world.pose_actors(t_s, observed=recorder.observed(k))
             world.step_begin()
             states = {}
-            for name, view, controller in self.drives:
-                controller.advance(dt, view.T_world_body()[:3, 3])
+            for name, view, controller in drives:
+                controller.advance(dt, view.body_position())
                 q, qd = view.qpos(), view.qvel()
-                setpoint = controller.setpoint(k / hz, q, qd)
+                setpoint = controller.setpoint(t_s, q, qd)
                 ctrl = controller.effort(setpoint, q, qd)
                 view.set_ctrl(ctrl)
                 states[name] = RobotStep(q, qd, setpoint, ctrl)
-            recording = k >= self.steps.start
-            if recording:
+            if k >= start:
                 recorder.before_step(k, states)
-            world.step_end()
-            if recording:
+                world.step_end()
                 recorder.after_step(k, states)
+            else:
+                world.step_end()
             self.k = k + 1
 
     def finish(self, ended_by: str) -> None:

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -25,7 +26,8 @@ err_console = Console(stderr=True)
 
 def fail(exc: TwinsimError | str) -> None:
     """Print a one-line error and exit with code 2 (bad input), never a traceback."""
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    # the message is plain text: `twinsim[ray]` or `[1,2` must not be read as rich markup
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 

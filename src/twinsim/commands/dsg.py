@@ -38,14 +38,14 @@ def dsg(
     """Build the ground-truth 3D dynamic scene graph of a sequence and save it with spark-dsg."""
     from twinsim.dsg import free_grid, sequence_graph
     from twinsim.dsg.plot import plot_graph
+    from twinsim.dsg.save import save_graph
     from twinsim.sequence import open_sequence
 
     try:
         if out.exists():
             raise OutputFolderError(f"{out}: exists; refusing to overwrite a graph file")
         graph = sequence_graph(seq, agent_rate_hz=rate, place_spacing_m=spacing, mesh=mesh)
-        with atomic_file(out) as tmp:
-            graph.save(str(tmp), mesh)
+        save_graph(graph, out, mesh)
         if plot is not None:
             with atomic_file(plot) as tmp:
                 plot_graph(graph, tmp, free_grid(open_sequence(seq).scene))
@@ -164,6 +164,7 @@ def dsg_reconstruct(
     from twinsim.dsg.estimated import estimated_scene_graph
     from twinsim.dsg.evaluate import evaluate
     from twinsim.dsg.reconstruct import ReconstructionOptions, reconstruct
+    from twinsim.dsg.save import save_graph
     from twinsim.sequence import open_sequence
 
     try:
@@ -179,8 +180,7 @@ def dsg_reconstruct(
                 result = evaluate(reader, est, camera, stride)
             report["masked" if masked else "unmasked"] = result.as_dict()
             if masked and graph_out is not None:
-                with atomic_file(graph_out) as tmp:
-                    estimated_scene_graph(est).save(str(tmp), True)
+                save_graph(estimated_scene_graph(est), graph_out, True)
         write_text_atomic(out, json.dumps(report, indent=1) + "\n")
     except TwinsimError as exc:
         fail(exc)

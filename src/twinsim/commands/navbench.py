@@ -15,7 +15,9 @@ def navbench_command(
     methods: Annotated[
         list[str],
         typer.Option(
-            "--methods", help="Registered methods (planner, reactive_depth); comma separated."
+            "--methods",
+            help="Registered methods (planner, reactive_depth) or external policy YAML files "
+            "(*.yaml, docs/navbench.md); comma separated.",
         ),
     ],
     out: Annotated[Path, typer.Option("--out", help="Report folder (new, empty, or resumed).")],
@@ -42,7 +44,7 @@ def navbench_command(
     Re-running the same command resumes: successful trials are kept, unfinished and failed ones
     run again.
     """
-    from twinsim.navigation.bench import NavBenchSpec, navbench, parse_list
+    from twinsim.navigation.bench import NavBenchSpec, navbench, parse_list, with_policies
 
     spec = NavBenchSpec(
         methods=parse_list(methods),
@@ -57,6 +59,7 @@ def navbench_command(
         preset=preset,
     )
     try:
+        spec = with_policies(spec)  # every policy YAML checked before the first trial
         with trials_bar("navbench", "episodes") as report:
             files = navbench(spec, out, workers=workers, progress=report)
     except TwinsimError as exc:

@@ -28,12 +28,16 @@ def validate(path: Annotated[Path, typer.Argument(help="Sequence folder.")]) -> 
 
 
 def info(
-    path: Annotated[Path, typer.Argument(help="Sequence folder.")],
+    path: Annotated[Path, typer.Argument(help="Sequence or dataset folder.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Summarise a sequence: seed, duration, streams, rates, counts, instances."""
+    """Summarise a sequence (seed, duration, streams, rates, counts, instances) or a dataset
+    made by `twinsim batch` (its card: jobs, sequences, size, command)."""
     from twinsim.sequence import summarize_sequence
 
+    if (path / "dataset.json").is_file():
+        _dataset_info(path, as_json)
+        return
     try:
         summary = summarize_sequence(path)
     except TwinsimError as exc:
@@ -68,6 +72,45 @@ def info(
         robot = str(entry.get("robot") or "-")
         streams.add_row(name, robot, entry["type"], str(entry["rate_hz"]), count, details)
     console.print(streams)
+
+
+def _dataset_info(path: Path, as_json: bool) -> None:
+    """`info DATASET`: the dataset card's summary, from its dataset.json."""
+    from twinsim.batch import dataset_summary
+
+    try:
+        summary = dataset_summary(path)
+    except TwinsimError as exc:
+        fail(exc)
+    if as_json:
+        console.print_json(json.dumps(summary))
+        return
+    facts = Table(title=f"{path} (dataset: {summary['n_done']} of {summary['n_jobs']} jobs done)")
+    facts.show_header = False
+    for key, value in (
+        ("twinsim", summary["twinsim_version"]),
+        ("executor", summary["executor"]),
+        ("command", summary["command"]),
+        ("jobs", ", ".join(f"{k} {n}" for k, n in summary["jobs"].items())),
+        ("sequences", len(summary["sequences"])),
+        ("size", f"{summary['size_bytes'] / 1024**2:.1f} MiB"),
+    ):
+        facts.add_row(key, str(value))
+    console.print(facts)
+    table = Table(title="sequences")
+    table.add_column("sequence", overflow="fold")
+    for column in ("frames", "duration (s)", "people", "dynamic fraction"):
+        table.add_column(column)
+    for seq_id, stats in summary["sequences"].items():
+        dyn = stats.get("dynamic_fraction")
+        table.add_row(
+            seq_id,
+            str(stats.get("frames")),
+            str(stats.get("duration_s")),
+            str(stats.get("people_placed")),
+            "-" if dyn is None else f"{dyn:.3f}",
+        )
+    console.print(table)
 
 
 def _statistics_rows(stats: dict) -> list[tuple[str, str]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -25,3 +25,12 @@ class Look:
     flicker: float = 0.0
     flicker_hz: float = 2.0
     flicker_seed: int = 0
+
+
+def with_render_flicker(look: Look, render, seed: int) -> Look:
+    """`look` with the render config's changing light (`render.flicker`, `flicker_hz`, the
+    phase drawn from the world's `seed`) where the look has no flicker of its own: a live world
+    and the replays of its sequence dim alike; a twin's own flicker wins."""
+    if look.flicker > 0.0 or render.flicker <= 0.0:
+        return look
+    return replace(look, flicker=render.flicker, flicker_hz=render.flicker_hz, flicker_seed=seed)

@@ -111,6 +111,11 @@ class RobotView:
         data = self.world.data
         return make_T(data.xmat[self.body_id].reshape(3, 3), data.xpos[self.body_id])
 
+    def body_position(self) -> np.ndarray:
+        """The world position of the robot body (a copy): `T_world_body`'s translation
+        without building the transform, for what needs only that at every step."""
+        return self.world.data.xpos[self.body_id].copy()
+
     def body_velocity_local(self) -> np.ndarray:
         """(angular xyz, linear xyz) velocity of the robot body in its own frame."""
         world = self.world

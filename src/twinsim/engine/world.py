@@ -14,7 +14,7 @@ from twinsim.engine.actors import ActorDriver
 from twinsim.engine.build import compile_model, id_maps, sensor_mounts
 from twinsim.engine.contacts import RobotContacts
 from twinsim.engine.culling import ActorCulling
-from twinsim.engine.look import Look
+from twinsim.engine.look import Look, with_render_flicker
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.engine.robot_view import RobotView
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
@@ -30,7 +30,7 @@ class World:
         self, scene: SceneSpec, render: RenderConfig, physics_hz: int, look: Look | None = None
     ) -> None:
         self.scene = scene
-        self.look = look = look or Look()
+        self.look = look = with_render_flicker(look or Look(), render, scene.seed)
         self.model = compile_model(scene, render, physics_hz, look)
         self.render_config = render
         self.data = mujoco.MjData(self.model)
@@ -104,13 +104,15 @@ class World:
         head.ambient[:], head.diffuse[:], head.specular[:] = values[3:]
 
     def pose_actors(self, t_s: float, observed: bool = True) -> None:
-        """Move people and flying objects to their poses at t (before the step of that instant).
+        """Move people and flying objects to their poses at t (before the step of that instant),
+        and set the scene light of t (`apply_lighting`).
 
         When no sensor observes this step (`observed=False`), people far from every robot may
         keep their previous pose (see `ActorDriver.apply`).
         """
         robots_xy = None if observed else self.data.xpos[self._robot_bodies, :2].copy()
         self.actors.apply(self.data, t_s, robots_xy)
+        self.apply_lighting(t_s)  # the light changes over time like the actors move
 
     def step_begin(self) -> None:
         """First half of a physics step: kinematics and velocity-dependent sensors at step k."""

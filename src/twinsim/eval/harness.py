@@ -238,6 +238,8 @@ def _run_pending(pending, out: Path, workers: int, progress: Progress | None) ->
         )
         for spec, trial, seq_path, trial_seed, export in pending
     ]
+    if jobs:  # an earlier report goes: killed now, the folder must not look finished
+        (out / "results.csv").unlink(missing_ok=True)
     run_jobs(jobs, workers, progress)
 
 

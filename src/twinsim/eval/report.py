@@ -34,11 +34,10 @@ ALIGNMENT_NAMES = {"se3": "SE(3)", "sim3": "Sim(3)"}
 
 
 def write_report(report, seqs: dict[str, Path], methods: dict) -> dict[str, Path]:
-    """Write every report file into `report.out`; returns name → path."""
+    """Write every report file into `report.out`, `results.csv` last (the mark of a finished
+    report: a bench killed while writing the rest leaves none); returns name → path."""
     out = report.out
-    files = {
-        "results.csv": _write_csv(report.results, out / "results.csv"),
-    }
+    files = {}
     stats = aggregate(report.results)
     alignments = {m.name: m.alignment for m in methods.values()}
     names = list(alignments)
@@ -48,6 +47,7 @@ def write_report(report, seqs: dict[str, Path], methods: dict) -> dict[str, Path
 
     for name, path in write_plots(report.results, seqs, methods, out / "plots").items():
         files[name] = path
+    files["results.csv"] = _write_csv(report.results, out / "results.csv")
     return files
 
 

@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import yaml
 
+from twinsim.errors import OutputFolderError
 from twinsim.export.common import (
     ExportError,
     Progress,
@@ -93,9 +94,10 @@ def export_kitti(
             cloud = np.zeros((len(scan.points), 4), dtype="<f4")
             cloud[:, :3] = scan.points
             cloud[:, 3] = scan.intensity
-            cloud.tofile(folder / "velodyne" / f"{i:06d}.bin")
-            semantic_kitti_label(scan.semantic, scan.instance).tofile(
-                folder / "labels" / f"{i:06d}.label"
+            _write_raw(folder / "velodyne" / f"{i:06d}.bin", cloud)
+            _write_raw(
+                folder / "labels" / f"{i:06d}.label",
+                semantic_kitti_label(scan.semantic, scan.instance),
             )
             progress(i + 1, total)
     labels = semantic_kitti_config(seq.metadata["classes"], int(sequence))
@@ -131,3 +133,12 @@ def semantic_kitti_label(semantic: np.ndarray, instance: np.ndarray) -> np.ndarr
 
 def _write(path: Path, lines: list[str]) -> None:
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+
+
+def _write_raw(path: Path, array: np.ndarray) -> None:
+    """An array's raw bytes as KITTI stores them (`ndarray.tofile` reports a short write
+    without an errno, so the bytes are written here and a failure names the file)."""
+    try:
+        path.write_bytes(np.ascontiguousarray(array).tobytes())
+    except OSError as exc:
+        raise OutputFolderError(f"{path}: cannot be written ({exc.strerror})") from None

@@ -333,10 +333,8 @@ class _Messages:
         points = scan_to_records(scan)
         t = self.types
         fields = [
-            t["sensor_msgs/msg/PointField"](
-                name=f, offset=CLOUD_DTYPE.fields[f][1], datatype=code, count=1
-            )
-            for f, (_, code) in CLOUD_FIELDS.items()
+            t["sensor_msgs/msg/PointField"](name=f, offset=offset, datatype=code, count=1)
+            for f, offset, code in cloud_fields()
         ]
         return t["sensor_msgs/msg/PointCloud2"](
             header=self._header(scan.t_ns, name, index),
@@ -365,6 +363,12 @@ class _LastFrame:
         if self._last is None or self._last.index != index:
             self._last = self.stream[index]
         return self._last
+
+
+def cloud_fields() -> list[tuple[str, int, int]]:
+    """(name, byte offset, ROS PointField datatype) of each `CLOUD_DTYPE` field, in order: the
+    PointCloud2 layout the bag exports and the ROS 1 bridge share."""
+    return [(f, CLOUD_DTYPE.fields[f][1], code) for f, (_, code) in CLOUD_FIELDS.items()]
 
 
 def scan_to_records(scan) -> np.ndarray:

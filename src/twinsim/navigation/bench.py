@@ -7,6 +7,10 @@ trial_NN/` (`episode/` the recorded sequence, `episode.metrics/`, `result.json`,
 `floor.npz`, `log.txt`, `status.json` written last) and the report. Trial i of every method runs
 in the world and with the goal of seed `seed + i`, so methods meet the same worlds. Running the
 same command again runs only the trials without a successful status.
+
+A `--methods` entry ending in `.yaml`/`.yml` is an external policy (`navigation.external`): every
+such file is read and checked before anything runs, and the policy's `name` stands for it in the
+folders and the tables.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import shutil
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,11 +31,17 @@ from twinsim.eval.harness import Job, Progress, read_status, run_jobs, write_sta
 from twinsim.sequence.writer import check_output_folder
 
 MANIFEST = "navbench.json"
-#: adversity level → config overrides (URL's none / minor / major: major adds moving people)
+#: adversity level → config overrides (URL's none / minor / major: major adds moving people
+#: and changing light, a slow partial dimming of all scene light)
 ADVERSITY: dict[str, tuple[str, ...]] = {
     "none": ("people.count=0", "flying_objects.count=0"),
     "minor": ("people.count=5", "people.motions={idle: 1.0}", "flying_objects.count=0"),
-    "major": ("people.count=20", "flying_objects.count=5"),
+    "major": (
+        "people.count=20",
+        "flying_objects.count=5",
+        "render.flicker=0.5",
+        "render.flicker_hz=0.2",
+    ),
 }
 #: what every trial's world gets unless `--set` says otherwise: a small RGB-D camera
 BASE_OVERRIDES = ("sensors.cam0.width=160", "sensors.cam0.height=120")
@@ -67,6 +77,7 @@ class NavBenchSpec:
     goal_m: tuple[float, float] = (2.0, 6.0)
     overrides: tuple[str, ...] = ()
     preset: str = "default"
+    external: tuple[tuple[str, str], ...] = ()  # (name, YAML path) of each external policy
 
     def check(self) -> None:
         """Every name known, every count positive: one line naming what is wrong."""
@@ -75,7 +86,10 @@ class NavBenchSpec:
 
         if not self.methods or len(set(self.methods)) != len(self.methods):
             raise TwinsimError(f"--methods: each method once, got {', '.join(self.methods)}")
+        external = dict(self.external)
         for method in self.methods:
+            if method in external:
+                continue  # checked when its YAML was read (`with_policies`)
             entry = NAVIGATORS.get(method)
             if "pointgoal" not in entry.tasks:
                 raise TwinsimError(f"--methods: {method!r} does not navigate to a point goal")
@@ -110,6 +124,31 @@ class NavBenchSpec:
         ]
 
 
+def with_policies(spec: NavBenchSpec) -> NavBenchSpec:
+    """The spec with each policy YAML among its methods read, checked and replaced by the
+    policy's name (remembered in `external`); one line naming the file on any problem."""
+    from twinsim.navigation.external import is_policy_file, load_policy
+    from twinsim.navigation.registry import NAVIGATORS
+
+    methods, external = [], dict(spec.external)
+    for method in spec.methods:
+        if not is_policy_file(method):
+            methods.append(method)
+            continue
+        policy = load_policy(method)
+        if "pointgoal" not in policy.spec.tasks:
+            raise TwinsimError(
+                f"{policy.source}: tasks: navbench runs pointgoal, got {policy.spec.tasks}"
+            )
+        if policy.name in NAVIGATORS or policy.name in external:
+            raise TwinsimError(
+                f"{policy.source}: name: {policy.name!r} is already a method; choose another"
+            )
+        external[policy.name] = str(policy.source)
+        methods.append(policy.name)
+    return replace(spec, methods=tuple(methods), external=tuple(external.items()))
+
+
 def navbench(
     spec: NavBenchSpec, out: str | Path, *, workers: int = 2, progress: Progress | None = None
 ) -> dict[str, Path]:
@@ -117,6 +156,7 @@ def navbench(
     returns report name → path."""
     from twinsim.navigation.bench_report import write_navbench_report
 
+    spec = with_policies(spec)
     spec.check()
     if workers < 1:
         raise TwinsimError(f"--workers must be at least 1, got {workers}")
@@ -131,6 +171,8 @@ def navbench(
             args = (trial, spec, folder)
             label = f"{trial.method} · {trial.world} · {trial.adversity} · trial {trial.index}"
             jobs.append(Job(folder, label, run_nav_trial, args))
+    if jobs:  # an earlier report goes: killed now, the folder must not look finished
+        (out / "results.csv").unlink(missing_ok=True)
     run_jobs(jobs, workers, progress)
     return write_navbench_report(out, spec)
 
@@ -183,6 +225,7 @@ def _prepare(out: Path, spec: NavBenchSpec) -> None:
         "worlds": list(spec.worlds),
         "adversity": list(spec.adversity),
         "trials": spec.trials,
+        "external": dict(spec.external),
     }
     write_text_atomic(manifest, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
@@ -218,9 +261,22 @@ def _episode(trial: NavTrial, spec: NavBenchSpec, folder: Path, seed: int) -> No
     task = PointGoalTask(
         PointGoalConfig(min_distance_m=spec.goal_m[0], max_distance_m=spec.goal_m[1])
     )
-    navigator = NAVIGATORS.get(trial.method).factory()
+    external = dict(spec.external)
+    if trial.method in external:
+        from twinsim.navigation.external import load_policy
+
+        navigator = load_policy(external[trial.method]).navigator(folder, seed)
+    else:
+        navigator = NAVIGATORS.get(trial.method).factory()
     session = Session(cfg, folder)
-    result = run_episode(session, task, navigator, seed, out=folder / "episode")
+    try:
+        on_step = getattr(navigator, "observe", None)
+        result = run_episode(
+            session, task, navigator, seed, out=folder / "episode", on_step=on_step
+        )
+    finally:
+        if hasattr(navigator, "close"):
+            navigator.close()  # an external policy's program and sockets end with the trial
     rows = ["x,y"] + [f"{x!r},{y!r}" for x, y in result.trajectory.tolist()]
     write_text_atomic(folder / "path.csv", "\n".join(rows) + "\n")
     fs = task.grid.fs

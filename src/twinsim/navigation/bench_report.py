@@ -85,12 +85,13 @@ def _fmt(value: float, decimals: int) -> str:
 
 
 def write_navbench_report(out: Path, spec: NavBenchSpec) -> dict[str, Path]:
-    """Write results.csv, table.csv, table.md, table.tex and the path plots; name → path."""
+    """Write table.csv, table.md, table.tex, the path plots and results.csv last (the mark of
+    a finished report); name → path."""
     trials = spec.trials_list()
     rows = [_row(t, spec, trial_result(t.folder(out))) for t in trials]
     table = aggregate(rows)
     keys = [(m, w, a) for w in spec.worlds for a in spec.adversity for m in spec.methods]
-    files = {"results.csv": _csv(out / "results.csv", RESULT_FIELDS, rows)}
+    files: dict[str, Path] = {}
     flat = [
         {
             "world": w,
@@ -107,6 +108,7 @@ def write_navbench_report(out: Path, spec: NavBenchSpec) -> dict[str, Path]:
     from twinsim.navigation.bench_plots import write_path_plots
 
     files.update(write_path_plots(out, spec))
+    files["results.csv"] = _csv(out / "results.csv", RESULT_FIELDS, rows)
     return files
 
 

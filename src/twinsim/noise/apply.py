@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from twinsim.errors import OutputFolderError
 from twinsim.noise.depth import add_depth_noise
 from twinsim.noise.imu import add_imu_noise
 from twinsim.noise.lidar import lidar_noise
@@ -68,7 +69,7 @@ def apply_noise(
     with SequenceWriter(dst, scene_json, metadata, rgb_png_level=_png_level(seq)) as writer:
         for stream in types:
             if stream not in plan:
-                shutil.copytree(src / stream, dst / stream)
+                _copy_stream(src / stream, dst / stream)
         for stream in plan:
             kind = types.get(stream, "imu")
             if kind == "camera":
@@ -83,6 +84,17 @@ def apply_noise(
                     progress(done, total)
         writer.close({"noise": {"draws": draws}})
     return dst
+
+
+def _copy_stream(source: Path, target: Path) -> None:
+    """Copy a stream the profile leaves as it is; a failed copy (a full disk) is one line."""
+    try:
+        shutil.copytree(source, target)
+    except shutil.Error as exc:  # the files that failed: (source, target, reason) each
+        _, failed, reason = exc.args[0][0]
+        raise OutputFolderError(f"{failed}: cannot be written ({reason})") from None
+    except OSError as exc:
+        raise OutputFolderError(f"{target}: cannot be written ({exc.strerror})") from None
 
 
 def _check_requirements(

@@ -16,10 +16,11 @@ from twinsim.robots.arm import (
     arm_body,
 )
 from twinsim.robots.arm_controller import SETPOINT_COLUMNS, ArmController
+from twinsim.robots.arm_live import TOOL, ToolJoints
 from twinsim.robots.arm_scan import plan_scan
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.commands import CommandMode, CommandSpace
-from twinsim.robots.live_reference import LiveController, LiveJoints
+from twinsim.robots.live_reference import LiveController
 from twinsim.scene.spec import BodySpec
 
 
@@ -85,12 +86,14 @@ class Arm(Robot):
         return ArmController(spec)
 
     def command_space(self, spec: ArmSpec) -> CommandSpace:
-        """Joint targets by joint name (rad), reached at the arm's joint speed limit."""
+        """Joint targets by joint name (rad), or a hand pose in the world reached by IK; both at
+        the arm's joint speed limit."""
         mode = CommandMode(JOINT_NAMES, "joint angle targets (rad); unset = held")
-        return CommandSpace({"joints": mode})
+        return CommandSpace({"joints": mode, "tool": TOOL})
 
     def live_controller(self, spec: ArmSpec, physics_hz: int) -> LiveController:
-        """Computed-torque control of live joint targets, from the scan's first pose."""
+        """Computed-torque control of live joint (or IK'd hand pose) targets, from the scan's
+        first pose."""
         q0, _ = self.initial_state(spec)
-        joints = LiveJoints(JOINT_NAMES, q0, np.deg2rad(spec.max_joint_speed_dps))
+        joints = ToolJoints(spec, JOINT_NAMES, q0, np.deg2rad(spec.max_joint_speed_dps))
         return LiveController(ArmController(spec, joints), joints)

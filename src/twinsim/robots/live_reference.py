@@ -10,10 +10,12 @@ deterministic state machines: the same commands at the same steps give the same 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from twinsim.robots.limits import clip_float
 from twinsim.robots.trajectory import Reference
 
 LEASH_M = 0.25  # how far the reference may run ahead of the body
@@ -21,6 +23,7 @@ YAW_ACCEL_RADPS2 = 3.0
 ARRIVED_M = 0.05  # a waypoint is reached this close
 FACE_TRAVEL_M = 0.3  # beyond this from the goal the robot faces where it goes
 TURN_FIRST_RAD = np.deg2rad(30.0)  # a unicycle turns on the spot before driving off this much
+ARRIVED_YAW_RAD = np.deg2rad(2.0)  # and a waypoint's yaw this close
 
 
 @dataclass(frozen=True)
@@ -46,36 +49,64 @@ class BaseLimits:
 
 
 def _wrap(angle: float) -> float:
-    return float(np.arctan2(np.sin(angle), np.cos(angle)))
+    return math.atan2(math.sin(angle), math.cos(angle))
 
 
-def _limit_norm(v: np.ndarray, limit: float) -> np.ndarray:
-    n = float(np.linalg.norm(v))
-    return v * (limit / n) if n > limit else v
+def _dot(a, b) -> float:
+    """a · b summed in order, as NumPy's `dot` of two short float64 vectors does."""
+    total = a[0] * b[0]
+    for x, y in zip(a[1:], b[1:], strict=True):
+        total += x * y
+    return total
+
+
+def _limit_norm(v: list[float], limit: float) -> list[float]:
+    n = math.sqrt(_dot(v, v))  # np.linalg.norm's bits
+    return [x * (limit / n) for x in v] if n > limit else v
 
 
 class LiveReference:
     """A pose reference moved by `(vx, vy, vz, wz)` velocity or `(x, y, z, yaw)` waypoint
-    commands; starts at rest at the start pose."""
+    commands; starts at rest at the start pose.
+
+    It advances at every physics step, so it computes on Python floats, by the operations
+    NumPy's float64 kernels do (libm's sin, cos and atan2; `dot` summed in order): the same
+    bits at a fraction of the cost per call.
+    """
 
     def __init__(self, start_pos, start_yaw: float, limits: BaseLimits) -> None:
         self.limits = limits
-        self.pos = np.array(start_pos, dtype=float)
+        self._pos = np.array(start_pos, dtype=float).tolist()
         self.yaw = float(start_yaw)
-        self.vel = np.zeros(3)
-        self.acc = np.zeros(3)
+        self._vel = [0.0, 0.0, 0.0]
+        self._acc = [0.0, 0.0, 0.0]
         self.yaw_rate = 0.0
-        self._velocity = np.zeros(4)  # heading-frame vx, vy, vz, wz
+        self._velocity = [0.0, 0.0, 0.0, 0.0]  # heading-frame vx, vy, vz, wz
         self._goal: dict[str, float] | None = None
+
+    @property
+    def pos(self) -> np.ndarray:
+        """The reference's world position (a copy)."""
+        return np.array(self._pos)
+
+    @property
+    def vel(self) -> np.ndarray:
+        """Its world velocity (a copy)."""
+        return np.array(self._vel)
+
+    @property
+    def acc(self) -> np.ndarray:
+        """Its world acceleration in the last step (a copy)."""
+        return np.array(self._acc)
 
     def command(self, mode: str, fields: dict[str, float]) -> None:
         """Take a `velocity` or `waypoint` command (checked by the kind's `CommandSpace`)."""
         if mode == "velocity":
             self._goal = None
-            self._velocity = np.array([fields.get(k, 0.0) for k in ("vx", "vy", "vz", "wz")])
+            self._velocity = [float(fields.get(k, 0.0)) for k in ("vx", "vy", "vz", "wz")]
         else:
             self._goal = dict(fields)
-            self._velocity = np.zeros(4)
+            self._velocity = [0.0, 0.0, 0.0, 0.0]
 
     @property
     def arrived(self) -> bool:
@@ -92,71 +123,74 @@ class LiveReference:
         if not lim.vertical:
             want[2] = 0.0
         want = _limit_norm(want, lim.max_speed_mps)
-        want_rate = float(np.clip(want_rate, -lim.max_yaw_rate_radps, lim.max_yaw_rate_radps))
+        want_rate = clip_float(want_rate, -lim.max_yaw_rate_radps, lim.max_yaw_rate_radps)
         step = YAW_ACCEL_RADPS2 * dt
-        self.yaw_rate += float(np.clip(want_rate - self.yaw_rate, -step, step))
+        self.yaw_rate += clip_float(want_rate - self.yaw_rate, -step, step)
         self.yaw += self.yaw_rate * dt
+        (vx, vy, vz), max_dv = self._vel, lim.max_accel_mps2 * dt
         if lim.holonomic:
-            new_vel = self.vel + _limit_norm(want - self.vel, lim.max_accel_mps2 * dt)
+            dx, dy, dz = _limit_norm([want[0] - vx, want[1] - vy, want[2] - vz], max_dv)
+            new = [vx + dx, vy + dy, vz + dz]
         else:  # a unicycle's velocity is along its heading: a forward speed, turned with it
-            heading = np.array([np.cos(self.yaw), np.sin(self.yaw), 0.0])
-            speed = float(heading @ self.vel)
-            speed += float(
-                np.clip(heading @ want - speed, -lim.max_accel_mps2 * dt, lim.max_accel_mps2 * dt)
+            hx, hy = math.cos(self.yaw), math.sin(self.yaw)
+            speed = hx * vx + hy * vy + 0.0 * vz  # heading · velocity, heading z 0
+            speed += clip_float(
+                hx * want[0] + hy * want[1] + 0.0 * want[2] - speed, -max_dv, max_dv
             )
-            new_vel = heading * speed
-        self.acc = (new_vel - self.vel) / dt
-        self.vel = new_vel
-        self.pos = self.pos + self.vel * dt
+            new = [hx * speed, hy * speed, 0.0 * speed]
+        self._acc = [(new[0] - vx) / dt, (new[1] - vy) / dt, (new[2] - vz) / dt]
+        self._vel = new
+        px, py, pz = self._pos
+        self._pos = pos = [px + new[0] * dt, py + new[1] * dt, pz + new[2] * dt]
         axes = 3 if lim.vertical else 2
-        ahead = self.pos[:axes] - body_pos[:axes]
-        gap = float(np.linalg.norm(ahead))
+        body = np.asarray(body_pos, dtype=float)[:axes].tolist()
+        ahead = [p - b for p, b in zip(pos[:axes], body, strict=True)]
+        gap = math.sqrt(_dot(ahead, ahead))
         if gap > LEASH_M:
-            self.pos[:axes] = body_pos[:axes] + ahead * (LEASH_M / gap)
+            pos[:axes] = [b + a * (LEASH_M / gap) for b, a in zip(body, ahead, strict=True)]
 
     def reference(self, t_s: float) -> Reference:
         """The current reference (the time is the step's; the state is advanced by `advance`)."""
-        return Reference(self.pos.copy(), self.vel.copy(), self.acc.copy(), self.yaw, self.yaw_rate)
+        return Reference(self.pos, self.vel, self.acc, self.yaw, self.yaw_rate)
 
-    def _wanted(self) -> tuple[np.ndarray, float]:
+    def _wanted(self) -> tuple[list[float], float]:
         """World velocity and yaw rate the command asks for now."""
-        c, s = np.cos(self.yaw), np.sin(self.yaw)
+        c, s = math.cos(self.yaw), math.sin(self.yaw)
         if self._goal is None:
             vx, vy, vz, wz = self._velocity
             if not self.limits.holonomic:
                 vy = 0.0
-            return np.array([c * vx - s * vy, s * vx + c * vy, vz]), float(wz)
+            return [c * vx - s * vy, s * vx + c * vy, vz], wz
         error = self._goal_error()
         if error is None:
-            return np.zeros(3), 0.0
+            return [0.0, 0.0, 0.0], 0.0
         delta, yaw_error = error
-        dist = float(np.linalg.norm(delta))
-        braking = np.sqrt(2.0 * self.limits.max_accel_mps2 * max(dist - ARRIVED_M, 0.0))
+        dist = math.sqrt(_dot(delta, delta))
+        braking = math.sqrt(2.0 * self.limits.max_accel_mps2 * max(dist - ARRIVED_M, 0.0))
         speed = min(self.limits.max_speed_mps, braking)
-        direction = delta / dist if dist > 1e-9 else np.zeros(3)
+        direction = [d / dist for d in delta] if dist > 1e-9 else [0.0, 0.0, 0.0]
         gain = 2.0  # rad/s per rad of heading error
         if not self.limits.holonomic:
             if dist > ARRIVED_M and abs(yaw_error) > TURN_FIRST_RAD:
                 speed = 0.0  # turn towards the goal first
             forward = max(0.0, c * direction[0] + s * direction[1])
-            along = np.array([c, s, 0.0]) * speed * forward
-            along[2] = direction[2] * speed
+            along = [c * speed * forward, s * speed * forward, direction[2] * speed]
             return along, gain * yaw_error
-        return direction * speed, gain * yaw_error
+        return [d * speed for d in direction], gain * yaw_error
 
-    def _goal_error(self) -> tuple[np.ndarray, float] | None:
+    def _goal_error(self) -> tuple[list[float], float] | None:
         """(position error, heading error to turn through) towards the goal, or None once
         reached. Far from the goal the heading to turn to is the travel direction."""
-        goal = self._goal
-        target = np.array([goal["x"], goal["y"], goal.get("z", self.pos[2])])
-        delta = target - self.pos
+        goal, pos = self._goal, self._pos
+        target = [float(goal["x"]), float(goal["y"]), float(goal.get("z", pos[2]))]
+        delta = [t - p for t, p in zip(target, pos, strict=True)]
         if not self.limits.vertical:
             delta[2] = 0.0
         dist = float(np.hypot(delta[0], delta[1]))
         if dist > FACE_TRAVEL_M or (dist > ARRIVED_M and not self.limits.holonomic):
-            return delta, _wrap(float(np.arctan2(delta[1], delta[0])) - self.yaw)
+            return delta, _wrap(math.atan2(delta[1], delta[0]) - self.yaw)
         yaw_error = _wrap(goal["yaw"] - self.yaw) if "yaw" in goal else 0.0
-        if float(np.linalg.norm(delta)) <= ARRIVED_M and abs(yaw_error) < np.deg2rad(2.0):
+        if math.sqrt(_dot(delta, delta)) <= ARRIVED_M and abs(yaw_error) < ARRIVED_YAW_RAD:
             return None
         return delta, yaw_error
 

@@ -9,6 +9,8 @@ the reference acceleration fed forward, capped by what three wheels can push (`T
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from twinsim.robots.base import RobotLog
@@ -29,10 +31,10 @@ SETPOINT_COLUMNS = (
 )
 
 
-def body_to_world(yaw: float, v: np.ndarray) -> np.ndarray:
+def body_to_world(yaw: float, v) -> list[float]:
     """A planar velocity (vx, vy, ω) in the body frame at `yaw` as joint rates (ẋ, ẏ, ψ̇)."""
-    c, s = np.cos(yaw), np.sin(yaw)
-    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
+    c, s = math.cos(yaw), math.sin(yaw)  # libm's, as NumPy's float64 kernels
+    return [c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]]
 
 
 class OmniController:
@@ -54,30 +56,41 @@ class OmniController:
         )
         self.position_mode = np.ones(3, dtype=bool)
         self.clamped = ClampedCommands()
+        self._max_rate = np.deg2rad(robot.max_yaw_rate_dps)
 
     def setpoint(self, t_s: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Pose set-point (yaw unwrapped next to the current yaw), the clamped body-frame
-        command (vx, vy, ω) and the feed-forward acceleration, from the trajectory at t."""
+        command (vx, vy, ω) and the feed-forward acceleration, from the trajectory at t
+        (in floats: libm's sin, cos and atan2 are NumPy's float64 kernels)."""
         ref = self.trajectory.reference(t_s)
-        yaw = q[2] + np.arctan2(np.sin(ref.yaw - q[2]), np.cos(ref.yaw - q[2]))
-        vel = ref.vel[:2]
-        speed = float(np.hypot(*vel))
-        self.clamped.note("speed_mps", speed, self.robot.max_speed_mps)
-        if speed > self.robot.max_speed_mps:
-            vel = vel * (self.robot.max_speed_mps / speed)
-        max_rate = np.deg2rad(self.robot.max_yaw_rate_dps)
+        q_yaw = float(q[2])
+        turn = ref.yaw - q_yaw
+        yaw = q_yaw + math.atan2(math.sin(turn), math.cos(turn))
+        vx, vy = float(ref.vel[0]), float(ref.vel[1])
+        speed = float(np.hypot(vx, vy))
+        max_speed = self.robot.max_speed_mps
+        self.clamped.note("speed_mps", speed, max_speed)
+        if speed > max_speed:
+            vx, vy = vx * (max_speed / speed), vy * (max_speed / speed)
+        max_rate = self._max_rate
         rate = float(self.clamped.clip("yaw_rate_radps", ref.yaw_rate, -max_rate, max_rate))
-        c, s = np.cos(yaw), np.sin(yaw)
-        command = np.array([c * vel[0] + s * vel[1], -s * vel[0] + c * vel[1], rate])
-        return np.concatenate([[ref.pos[0], ref.pos[1], yaw], command, [*ref.acc[:2], 0.0]])
+        c, s = math.cos(yaw), math.sin(yaw)
+        pos, acc = ref.pos, ref.acc
+        command = (c * vx + s * vy, -s * vx + c * vy, rate)
+        return np.array([pos[0], pos[1], yaw, *command, acc[0], acc[1], 0.0])
 
     def effort(self, setpoint: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """Joint forces and torque for a set-point: PID + feed-forward, within the traction."""
-        q_ref, command, qdd_ff = np.split(setpoint, 3)
+        """Joint forces and torque for a set-point: PID + feed-forward, within the traction
+        (on floats, joint by joint: for three joints NumPy's cost per call outweighs the sums)."""
+        values = setpoint.tolist()
+        q_ref, command, qdd_ff = values[:3], values[3:6], values[6:]
         qd_ref = body_to_world(q_ref[2], command)
-        acc = self.pid.update(q, qd, q_ref, qd_ref, self.position_mode, self.dt) + qdd_ff
-        limit = self.pid.effort_limit
-        return self.clamped.clip("effort", self.effective_mass * acc, -limit, limit)
+        pid = self.pid
+        acc = pid.accelerations(q, qd, q_ref, qd_ref, self.position_mode, self.dt)
+        masses = self.effective_mass.tolist()
+        forces = [m * (a + ff) for m, a, ff in zip(masses, acc, qdd_ff, strict=True)]
+        limit = pid.effort_limit.tolist()
+        return np.array(self.clamped.clip_each("effort", forces, [-x for x in limit], limit))
 
     def recover_integral(self, log: RobotLog) -> None:
         """Set the PID integral as it was before the log's first row.
@@ -89,7 +102,7 @@ class OmniController:
         q_ref, command, qdd_ff = np.split(log.setpoint[0], 3)
         pid, ctrl = self.pid, log.ctrl[0]
         err = q_ref - log.qpos[0]
-        qd_ref = body_to_world(q_ref[2], command)
+        qd_ref = np.array(body_to_world(q_ref[2], command))
         acc = ctrl / self.effective_mass - qdd_ff
         acc -= pid.kp * err + pid.kd * (qd_ref - log.qvel[0])
         usable = (pid.ki > 0) & (np.abs(ctrl) < pid.effort_limit)

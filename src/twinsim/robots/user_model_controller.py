@@ -17,6 +17,7 @@ import numpy as np
 
 from twinsim.robots.base import RobotLog
 from twinsim.robots.limits import ClampedCommands
+from twinsim.robots.live_reference import LiveJoints
 from twinsim.robots.pid import JointPid
 from twinsim.robots.trajectory import planned_reference
 from twinsim.robots.user_model import BASE_POSE_JOINTS, BASE_PREFIX, UserModelSpec
@@ -32,6 +33,7 @@ TRACKED = ("x", "y", "yaw")
 TRACKED_KI = 2.0
 JOINT_OMEGA = 10.0
 VELOCITY_PULL_PER_S = 5.0  # a velocity actuator's pull towards the target position
+LIVE_JOINT_SPEED = 1.0  # rad/s (hinges) or m/s (slides): a live joint target's top speed
 
 
 def joint_names(spec: UserModelSpec) -> tuple[str, ...]:
@@ -96,6 +98,22 @@ class UserModelController:
         self._target_names = tuple(f"q_ref_{j.name}" for j in t)
         self._control_names = tuple(f"ctrl_{a}" for a in actuator_names(spec))
         self.clamped = ClampedCommands()
+        # live `joints` commands (closed loop): targets moved at LIVE_JOINT_SPEED, and which
+        # joints left their script for them
+        self.live = LiveJoints(tuple(j.name for j in t), self._hold, LIVE_JOINT_SPEED)
+        self._live = np.zeros(len(t), dtype=bool)
+        self._script = (self._hold.copy(), np.zeros(len(t)))
+
+    def command_joints(self, fields: dict[str, float]) -> None:
+        """Take a live `joints` command: each joint named leaves its script where the script
+        has it now and moves to its target (kept in its range); the others keep their script."""
+        q, qd = self._script
+        for name, value in fields.items():
+            i = self.live.names.index(name)
+            if not self._live[i]:
+                self.live.q[i], self.live.qd[i] = q[i], qd[i]
+                self._live[i] = True
+            self.live.target[i] = min(max(value, self._lo[i]), self._hi[i])
 
     def _controls(self, spec: UserModelSpec, base: tuple[str, ...], inertia: np.ndarray) -> None:
         """Per control: its coordinate, its type, its gain (joint force per unit of ctrl) and
@@ -144,6 +162,11 @@ class UserModelController:
         jq = self._hold + self._amp * np.sin(phase)
         jqd = self._amp * self._omega * np.cos(phase)
         jqdd = -self._amp * self._omega**2 * np.sin(phase)
+        if self._live.any():
+            live = self._live
+            jq = np.where(live, self.live.q, jq)
+            jqd, jqdd = np.where(live, self.live.qd, jqd), np.where(live, self.live.qdd, jqdd)
+        self._script = (jq, jqd)
         clipped = np.array(
             [
                 self.clamped.clip(*args)

@@ -15,8 +15,9 @@ import numpy as np
 
 from twinsim.geometry import yaw_quat_wxyz
 from twinsim.robots.base import Robot, StartFilter
+from twinsim.robots.commands import CommandSpace
 from twinsim.robots.ground_tour import GroundShape, plan_ground_tour
-from twinsim.robots.live_reference import BaseLimits
+from twinsim.robots.live_reference import BaseLimits, LiveController
 from twinsim.robots.user_model import (
     BASE_POSE_JOINTS,
     BASE_PREFIX,
@@ -40,6 +41,7 @@ from twinsim.robots.user_model_controller import (
     joint_names,
     setpoint_columns,
 )
+from twinsim.robots.user_model_live import joints_mode, user_model_live
 from twinsim.scene.spec import IDENTITY_QUAT, BodySpec, JointSpec, Quat, Vec3
 
 if TYPE_CHECKING:
@@ -249,9 +251,23 @@ class UserModel(Robot):
     def follower(self, spec: UserModelSpec, reference, physics_hz: int) -> UserModelController:
         return UserModelController(spec, physics_hz, reference)
 
+    def command_space(self, spec: UserModelSpec) -> CommandSpace:
+        """The base's velocity and waypoint modes (a planar or free base) and `joints` for the
+        file's scripted joints."""
+        modes = dict(super().command_space(spec).modes)
+        joints = joints_mode(spec)
+        if joints is not None:
+            modes["joints"] = joints
+        return CommandSpace(modes)
+
+    def live_controller(self, spec: UserModelSpec, physics_hz: int) -> LiveController:
+        """Base and joints on live commands (`twinsim.robots.user_model_live`)."""
+        space = self.command_space(spec)
+        return user_model_live(space, spec, self.base_limits(spec), self.follower, physics_hz)
+
     def base_limits(self, spec: UserModelSpec) -> BaseLimits | None:
-        """A planar or free base moves on live commands (on the floor); a fixed one cannot
-        (its joints keep their script)."""
+        """A planar or free base moves on live commands (on the floor); a fixed one does not
+        (its joints still take `joints` commands)."""
         if not BASE_POSE_JOINTS[spec.base]:
             return None
         return BaseLimits.of(spec)

@@ -1,5 +1,7 @@
-"""Run a closed-loop `Session` as a ROS 1 node: /clock, /tf, odometry and images out;
-cmd_vel and goal in (docs/ros1-bridge.md)."""
+"""Run a closed-loop `Session` as a ROS 1 node: /clock, /tf, /tf_static, odometry, images,
+IMU rows and LiDAR clouds out; cmd_vel and goal in (docs/ros1-bridge.md). `Bridge` is shared by
+`twinsim ros1-bridge` (its own loop, `run`) and navbench's ROS 1 policies (`ros1.navigation`,
+which drives `publish` and `next_command` from `run_episode`)."""
 
 from __future__ import annotations
 
@@ -18,14 +20,18 @@ import rospy  # noqa: E402
 from geometry_msgs.msg import PoseStamped, TransformStamped, Twist  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
-from sensor_msgs.msg import CameraInfo, Image, Imu  # noqa: E402
+from sensor_msgs.msg import CameraInfo, Image, Imu, PointCloud2, PointField  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from twinsim.closedloop.observations import Observations  # noqa: E402
 from twinsim.closedloop.session import Session  # noqa: E402
 from twinsim.errors import TwinsimError  # noqa: E402
+from twinsim.export.ros_messages import CLOUD_DTYPE, cloud_fields, scan_to_records  # noqa: E402
+from twinsim.geometry import pose_to_T  # noqa: E402
 from twinsim.sensors.camera import intrinsics  # noqa: E402
-from twinsim.sequence.layout import IMU_COLUMNS  # noqa: E402
+
+#: sensor types whose frame is an OpenCV optical frame (`<robot>/<name>_optical`)
+_OPTICAL = ("camera", "event_camera")
 
 
 def _stamp(t_ns: int) -> rospy.Time:
@@ -67,7 +73,9 @@ def goal_command(msg: PoseStamped) -> dict | None:
 class Bridge:
     """Publishes a session's observations and feeds it the commands received."""
 
-    def __init__(self, session: Session, *, rtf: float | None, timeout_s: float) -> None:
+    def __init__(
+        self, session: Session, *, rtf: float | None = None, timeout_s: float = 10.0
+    ) -> None:
         self.session, self.rtf, self.timeout_s = session, rtf, timeout_s
         rospy.set_param("/use_sim_time", True)
         rospy.init_node("twinsim_bridge", anonymous=False, disable_signals=True)
@@ -76,6 +84,7 @@ class Bridge:
         self.tf = rospy.Publisher("/tf", TFMessage, queue_size=10)
         self.tf_static = rospy.Publisher("/tf_static", TFMessage, queue_size=10, latch=True)
         self.mounts: dict[str, TransformStamped] = {}  # child frame → body-to-sensor transform
+        self._latched_for = None  # the scene whose mounts /tf_static holds
         robots = session.robots
         self.ns = {r: (f"/{r}/" if len(robots) > 1 else "/") for r in robots}
         self.odom = {
@@ -112,9 +121,12 @@ class Bridge:
         return self.sensors[topic]
 
     def publish(self, obs: Observations) -> None:
-        """Publish the clock, the transforms, odometry and camera frames of one step."""
+        """Publish the clock, the transforms, odometry, IMU rows, camera frames and LiDAR
+        clouds of one step (and, at an episode's first step, every sensor mount)."""
         stamp = _stamp(obs.t_ns)
         self.clock.publish(Clock(clock=stamp))
+        if self._latched_for is not self.session.scene:
+            self._latch_mounts(stamp)
         transforms = []
         for robot, ro in obs.robots.items():
             T = ro.T_world_body
@@ -138,29 +150,41 @@ class Bridge:
                 3:6
             ]
             self.odom[robot].publish(odom)
-            for stream, table in ro.tables.items():
-                if tuple(table.columns) == IMU_COLUMNS:
-                    self._publish_imu(self.ns[robot] + stream, f"{robot}/{stream}", table)
+            for imu in self._sensors_of(robot, "imu"):
+                if imu in ro.tables:
+                    self._publish_imu(self.ns[robot] + imu, f"{robot}/{imu}", ro.tables[imu])
             for cam, frames in ro.frames.items():
                 optical = f"{robot}/{cam}_optical"
                 for frame in frames:
-                    self._mount(base, optical, T, frame.T_world_cam, stamp)
                     self._publish_frame(self.ns[robot] + cam, optical, frame)
                     self._publish_info(robot, cam, optical, frame.t_ns)
+            for lidar, scans in ro.scans.items():
+                for scan in scans:
+                    self._publish_cloud(f"{self.ns[robot]}{lidar}/points", f"{robot}/{lidar}", scan)
         self.tf.publish(TFMessage(transforms=transforms))
 
-    def _mount(self, base: str, child: str, T_world_body, T_world_sensor, stamp) -> None:
-        """Latch a sensor's mount on /tf_static, from its first frame (taken at rest)."""
-        if child in self.mounts:
-            return
-        T = np.linalg.inv(T_world_body) @ T_world_sensor
-        tf = TransformStamped()
-        tf.header.stamp, tf.header.frame_id, tf.child_frame_id = stamp, base, child
-        t, r = tf.transform.translation, tf.transform.rotation
-        t.x, t.y, t.z = (float(v) for v in T[:3, 3])
-        r.x, r.y, r.z, r.w = _quaternion(T[:3, :3])
-        self.mounts[child] = tf
+    def _sensors_of(self, robot: str, kind: str) -> list[str]:
+        """The robot's sensors of a type, by their own stream names."""
+        sensors = self.session.scene.robot_sensors(robot)
+        return [s.name.removeprefix(f"{robot}.") for s in sensors if s.type == kind]
+
+    def _latch_mounts(self, stamp) -> None:
+        """Latch every sensor's mount (base_link → sensor frame, from the scene) on /tf_static."""
+        scene, self.mounts = self.session.scene, {}
+        for robot in self.session.robots:
+            for sensor in scene.robot_sensors(robot):
+                own = sensor.name.removeprefix(f"{robot}.")
+                child = f"{robot}/{own}" + ("_optical" if sensor.type in _OPTICAL else "")
+                T = pose_to_T(sensor.pos, sensor.quat)
+                tf = TransformStamped()
+                tf.header.stamp, tf.header.frame_id = stamp, f"{robot}/base_link"
+                tf.child_frame_id = child
+                t, r = tf.transform.translation, tf.transform.rotation
+                t.x, t.y, t.z = (float(v) for v in T[:3, 3])
+                r.x, r.y, r.z, r.w = _quaternion(T[:3, :3])
+                self.mounts[child] = tf
         self.tf_static.publish(TFMessage(transforms=list(self.mounts.values())))
+        self._latched_for = scene
 
     def _publish_info(self, robot: str, cam: str, frame_id: str, t_ns: int) -> None:
         """Publish the camera's CameraInfo (pinhole, no distortion: the images are ideal)."""
@@ -199,6 +223,29 @@ class Bridge:
             msg.data = array.tobytes()
             self._pub(f"{topic}/{kind}/image_raw", Image).publish(msg)
 
+    def _publish_cloud(self, topic: str, frame_id: str, scan) -> None:
+        """Publish a LiDAR sweep as a PointCloud2 in the bag exports' layout (`cloud_fields`),
+        stamped at the sweep's start."""
+        points = scan_to_records(scan)
+        msg = PointCloud2(height=1, width=len(points), is_bigendian=False, is_dense=True)
+        msg.header.stamp, msg.header.frame_id = _stamp(int(scan.t_ns)), frame_id
+        msg.fields = [
+            PointField(name=n, offset=o, datatype=d, count=1) for n, o, d in cloud_fields()
+        ]
+        msg.point_step = CLOUD_DTYPE.itemsize
+        msg.row_step = CLOUD_DTYPE.itemsize * len(points)
+        msg.data = points.tobytes()
+        self._pub(topic, PointCloud2).publish(msg)
+
+    def next_command(self, timeout_s: float) -> dict | None:
+        """Wait up to `timeout_s` for a command message; then the latest queued command of
+        each robot (None: none came)."""
+        try:
+            robot, command = self.commands.get(timeout=timeout_s)
+        except queue.Empty:
+            return None
+        return {robot: command, **self._drain()}
+
     def _drain(self) -> dict:
         """The latest queued command of each robot."""
         latest: dict = {}
@@ -213,20 +260,21 @@ class Bridge:
         """Run one episode; returns how it ended (time_limit, timeout or closed)."""
         obs = self.session.reset(seed)
         time.sleep(0.5)  # let subscribers connect before the first clock tick
-        period = 1.0 / self.session.control_hz
+        period = 1.0 / (self.session.control_hz * (self.rtf or 1.0))
+        due = time.monotonic() + period
         while not rospy.is_shutdown():
             self.publish(obs)
             if obs.done:
                 return "time_limit"
             if self.rtf is None:
-                try:
-                    robot, command = self.commands.get(timeout=self.timeout_s)
-                except queue.Empty:
+                latest = self.next_command(self.timeout_s)
+                if latest is None:
                     self.session.close("timeout")
                     return "timeout"
-                latest = {robot: command, **self._drain()}
-            else:
-                time.sleep(period / self.rtf)
+            else:  # paced by a deadline, so the step's own cost is not added to the period
+                now = time.monotonic()
+                time.sleep(max(0.0, due - now))
+                due = max(due + period, now - period)  # a late step does not rush to catch up
                 latest = self._drain()
             try:
                 obs = self.session.step(latest)

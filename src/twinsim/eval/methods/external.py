@@ -29,10 +29,9 @@ import subprocess
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from twinsim.configmodel import format_validation_error
+from twinsim.configmodel import load_yaml_model
 from twinsim.eval.io import read_tum, write_tum
 from twinsim.eval.methods.base import ESTIMATE_FILE, Log, Method, MethodError, first_stream
 from twinsim.sequence import SequenceReader
@@ -57,16 +56,7 @@ class ExternalSpec(BaseModel):
 def load_external(path: str | Path) -> ExternalMethod:
     """Read an external method's YAML, with one-line errors naming the bad field."""
     path = Path(path).absolute()
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise MethodError(f"{path}: cannot read the method YAML ({exc})") from None
-    try:
-        spec = ExternalSpec.model_validate(data)
-    except ValidationError as exc:
-        message = format_validation_error(exc, ExternalSpec, data, what="method field")
-        raise MethodError(f"{path}: {message}") from None
-    return ExternalMethod(spec, path)
+    return ExternalMethod(load_yaml_model(path, ExternalSpec, "method field", MethodError), path)
 
 
 def _check_template(source: Path, field: str, template: str) -> None:
@@ -90,7 +80,7 @@ def _check_template(source: Path, field: str, template: str) -> None:
             )
 
 
-def _resolve_program(source: Path, word: str) -> str:
+def resolve_program(source: Path, word: str) -> str:
     """The program's absolute path: a word with a `/` relative to the YAML's folder, a bare name
     looked up on PATH; the same path is checked here and run in every trial."""
     if "/" in word:
@@ -130,7 +120,7 @@ class ExternalMethod(Method):
             raise MethodError(
                 f"{source}: command: the program {words[0]!r} takes no placeholders"
             ) from None
-        self.program = _resolve_program(source, program)
+        self.program = resolve_program(source, program)
         self.arguments = words[1:]
 
     @property

@@ -1,0 +1,24 @@
+"""Saving a scene graph so that a full disk cannot pass for a graph: spark-dsg's `save` does not
+report a short write, so the file is read back before it takes its name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import spark_dsg as dsg
+
+from twinsim.atomic import atomic_file
+from twinsim.errors import OutputFolderError
+
+
+def save_graph(graph: dsg.DynamicSceneGraph, path: str | Path, mesh: bool) -> None:
+    """Write `graph` (with its mesh when `mesh`) to `path` whole, or leave `path` as it was."""
+    with atomic_file(path) as tmp:
+        graph.save(str(tmp), mesh)
+        try:
+            dsg.DynamicSceneGraph.load(str(tmp))
+        except Exception as exc:  # spark-dsg raises its parser's own errors
+            raise OutputFolderError(
+                f"{path}: the graph written does not read back (is the disk full?): "
+                f"{str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__}"
+            ) from None

@@ -274,7 +274,7 @@ def test_ray_missing_is_one_line_with_the_install_command(tmp_path, monkeypatch)
         app, ["batch", str(PLAN), "--out", str(tmp_path / "d"), "--ray", "local"]
     )
     assert result.exit_code == 2
-    assert "--ray needs Ray: pip install 'ray>=2.40'" in " ".join(result.output.split())
+    assert "--ray needs Ray: pip install 'twinsim[ray]'" in " ".join(result.output.split())
     assert not (tmp_path / "d").exists()
 
 

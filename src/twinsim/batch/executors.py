@@ -11,7 +11,6 @@ exception of the batch.
 from __future__ import annotations
 
 import os
-import socket
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -20,14 +19,8 @@ from typing import Any
 
 from twinsim.batch.jobs import execute, log_path
 from twinsim.batch.plan import Job
+from twinsim.cluster import connect
 from twinsim.errors import TwinsimError
-
-#: no brackets (`twinsim[ray]`): the CLI's error line is rich markup
-RAY_INSTALL = "pip install 'ray>=2.40' (the ray extra of twinsim)"
-
-
-class RayUnavailableError(TwinsimError):
-    """Ray is not installed, or the cluster named cannot be reached."""
 
 
 def _lost(job: Job, why: str) -> dict:
@@ -96,23 +89,6 @@ def _ray_job(job: Job, dataset: str, *upstream: dict) -> dict:
     return execute(job, dataset)
 
 
-def _check_reachable(address: str) -> None:
-    """A one-line error, at once, for a head node nothing listens on (ray.init would retry
-    for minutes)."""
-    hostport = address.split("://", 1)[-1]
-    host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
-        raise RayUnavailableError(
-            f"--ray {address}: expected auto, local, HOST:PORT or ray://HOST:PORT"
-        )
-    try:
-        socket.create_connection((host, int(port)), timeout=5).close()
-    except OSError as exc:
-        raise RayUnavailableError(
-            f"--ray {address}: no Ray cluster reachable there ({exc.strerror or exc})"
-        ) from None
-
-
 class RayExecutor:
     """Jobs as Ray tasks asking for each job type's CPUs, memory and GPUs; a job is submitted
     with its inputs' object refs, so Ray orders the graph."""
@@ -121,27 +97,7 @@ class RayExecutor:
     slots = None
 
     def __init__(self, address: str, workers: int) -> None:
-        try:
-            import ray
-        except ImportError:
-            raise RayUnavailableError(f"--ray needs Ray: {RAY_INSTALL}") from None
-        self._ray = ray
-        quiet = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
-        if address == "local":
-            ray.init(
-                num_cpus=workers,
-                object_store_memory=100 * 1024**2,
-                namespace="twinsim-batch",
-                **quiet,
-            )
-        else:
-            if address != "auto":
-                _check_reachable(address)
-            try:
-                ray.init(address=address, namespace="twinsim-batch", **quiet)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise RayUnavailableError(f"--ray {address}: {message}") from None
+        self._ray = ray = connect(address, workers, "twinsim-batch")
         self.cpus = int(ray.cluster_resources().get("CPU", 1))
         self.description = f"Ray at {address} ({self.cpus} CPUs)"
         self._task = ray.remote(_ray_job)

@@ -13,7 +13,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.tree import Tree
 
-from twinsim.commands.common import console, err_console, fail
+from twinsim.commands.common import RayOption, console, err_console, fail
 from twinsim.errors import TwinsimError
 
 _TYPES = ("run", "twin", "noise", "export", "bench")
@@ -80,14 +80,7 @@ def batch(
         bool,
         typer.Option("--dry-run", help="Print the expanded job graph and counts; run nothing."),
     ] = False,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            help="Run on Ray: 'local' (a private local instance), 'auto' (the running cluster) "
-            "or HOST:PORT / ray://HOST:PORT. Default: local processes.",
-        ),
-    ] = None,
+    ray: RayOption = None,
     workers: Annotated[
         int | None,
         typer.Option(help="Local worker processes (default: one per core); CPUs of --ray local."),

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from twinsim.commands.common import console, fail, trials_bar
+from twinsim.commands.common import RayOption, console, fail, trials_bar
 from twinsim.errors import TwinsimError
 
 
@@ -32,6 +32,7 @@ def bench_command(
     trials: Annotated[int, typer.Option(help="Trials per method and sequence.")] = 3,
     workers: Annotated[int, typer.Option(help="Trials at once, each in its own process.")] = 2,
     seed: Annotated[int, typer.Option(help="Trial i runs with seed + i.")] = 0,
+    ray: RayOption = None,
 ) -> None:
     """Run every method on every sequence N times; write results.csv, tables and plots.
 
@@ -50,6 +51,7 @@ def bench_command(
                 workers=workers,
                 seed=seed,
                 progress=report,
+                ray=ray,
             )
     except TwinsimError as exc:
         fail(exc)

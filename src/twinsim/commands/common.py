@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -61,3 +62,14 @@ def progress_bar(label: str, unit: str = "") -> Iterator[Callable[[int, int], No
             bar.update(tasks[0], completed=done, total=total)
 
         yield report
+
+
+#: `--ray ADDRESS` of every command that can run its jobs on Ray (`twinsim.cluster`)
+RayOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        help="Run on Ray: 'local' (a private local instance), 'auto' (the running cluster) "
+        "or HOST:PORT / ray://HOST:PORT. Default: local processes.",
+    ),
+]

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from twinsim.commands.common import console, fail, trials_bar
+from twinsim.commands.common import RayOption, console, fail, trials_bar
 from twinsim.errors import TwinsimError
 
 
@@ -38,6 +38,7 @@ def navbench_command(
     overrides: Annotated[
         list[str], typer.Option("--set", help="Config override for every trial (key=value).")
     ] = [],  # noqa: B006
+    ray: RayOption = None,
 ) -> None:
     """Run every method in every world at every adversity level N times; write Table I.
 
@@ -61,7 +62,7 @@ def navbench_command(
     try:
         spec = with_policies(spec)  # every policy YAML checked before the first trial
         with trials_bar("navbench", "episodes") as report:
-            files = navbench(spec, out, workers=workers, progress=report)
+            files = navbench(spec, out, workers=workers, progress=report, ray=ray)
     except TwinsimError as exc:
         fail(exc)
     console.print((out / "table.md").read_text(encoding="utf-8"), markup=False)

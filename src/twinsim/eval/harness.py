@@ -84,12 +84,14 @@ def bench(
     workers: int = 2,
     seed: int = 0,
     progress: Progress | None = None,
+    ray: str | None = None,
 ) -> BenchReport:
     """Run and evaluate every trial not yet done, then write results, tables and plots.
 
     Trial `i` runs with seed `seed + i`. A method that raises, crashes, times out or takes its
     process down is a failed trial (its log kept), never a failed benchmark; failed trials run
-    again on the next resume.
+    again on the next resume. `ray`: run the trials as Ray tasks there (`twinsim.cluster`)
+    instead of local processes.
     """
     from twinsim.eval.report import write_report
 
@@ -115,7 +117,7 @@ def bench(
                 if status is None or not status.get("ok"):
                     export = exports.get((method.name, seq_name))
                     pending.append((spec, trial, seq_path, seed + index, export))
-    _run_pending(pending, out, workers, progress)
+    _run_pending(pending, out, workers, progress, ray)
 
     results = []
     for method in resolved.values():
@@ -227,8 +229,10 @@ def _exports(methods, seqs: dict[str, Path], out: Path) -> dict[tuple[str, str],
     return exports
 
 
-def _run_pending(pending, out: Path, workers: int, progress: Progress | None) -> None:
-    """Run each pending trial of the benchmark in a process of its own."""
+def _run_pending(
+    pending, out: Path, workers: int, progress: Progress | None, ray: str | None
+) -> None:
+    """Run each pending trial of the benchmark in a process (or a Ray task) of its own."""
     jobs = [
         Job(
             trial.folder(out),
@@ -240,7 +244,7 @@ def _run_pending(pending, out: Path, workers: int, progress: Progress | None) ->
     ]
     if jobs:  # an earlier report goes: killed now, the folder must not look finished
         (out / "results.csv").unlink(missing_ok=True)
-    run_jobs(jobs, workers, progress)
+    run_jobs(jobs, workers, progress, ray)
 
 
 @dataclass(frozen=True)
@@ -254,9 +258,17 @@ class Job:
     args: tuple
 
 
-def run_jobs(jobs: Sequence[Job], workers: int, progress: Progress | None) -> None:
-    """Run each job in a spawned process of its own, at most `workers` at a time; a process
-    that ends without writing its job's status gets a failed status naming how it ended."""
+def run_jobs(
+    jobs: Sequence[Job], workers: int, progress: Progress | None, ray: str | None = None
+) -> None:
+    """Run each job in a spawned process of its own, at most `workers` at a time (or as a Ray
+    task at `ray`, `twinsim.eval.ray_trials`); a job that ends without writing its status
+    gets a failed status naming how it ended."""
+    if ray is not None:
+        from twinsim.eval.ray_trials import run_jobs_on_ray
+
+        run_jobs_on_ray(jobs, ray, workers, progress)
+        return
     context = get_context("spawn")
     queue = list(reversed(jobs))
     running: dict = {}  # sentinel → (process, job)

@@ -150,10 +150,15 @@ def with_policies(spec: NavBenchSpec) -> NavBenchSpec:
 
 
 def navbench(
-    spec: NavBenchSpec, out: str | Path, *, workers: int = 2, progress: Progress | None = None
+    spec: NavBenchSpec,
+    out: str | Path,
+    *,
+    workers: int = 2,
+    progress: Progress | None = None,
+    ray: str | None = None,
 ) -> dict[str, Path]:
-    """Run every trial not yet done, then write results.csv, the tables and the path plots;
-    returns report name → path."""
+    """Run every trial not yet done (in local processes, or as Ray tasks at `ray`), then write
+    the tables, the path plots and results.csv; returns report name → path."""
     from twinsim.navigation.bench_report import write_navbench_report
 
     spec = with_policies(spec)
@@ -173,7 +178,7 @@ def navbench(
             jobs.append(Job(folder, label, run_nav_trial, args))
     if jobs:  # an earlier report goes: killed now, the folder must not look finished
         (out / "results.csv").unlink(missing_ok=True)
-    run_jobs(jobs, workers, progress)
+    run_jobs(jobs, workers, progress, ray)
     return write_navbench_report(out, spec)
 
 

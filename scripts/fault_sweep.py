@@ -226,6 +226,8 @@ def looks_complete(out: Path) -> bool:
 #: commands whose report folder is finished when it holds this file, and that a second run of
 #: the same command resumes
 RESUMED = {"bench": "results.csv", "navbench": "results.csv"}
+#: where each command is killed, as fractions of its unkilled wall time
+KILL_AT = (0.2, 0.45, 0.7, 0.9)
 BENCH = ("bench", "--methods", "rgbd_odometry", "--trials", "2", "--workers", "1")
 NAVBENCH = (
     *("navbench", "--methods", "planner", "--worlds", "apartment", "--adversity", "none"),
@@ -234,7 +236,8 @@ NAVBENCH = (
 
 
 def sweep_kills(seq: Path, work: Path) -> list[Case]:
-    """Each writing command killed (SIGKILL) at three points: nothing may look complete, and a
+    """Each writing command killed (SIGKILL) at four points of its run: nothing may look
+    complete (unless it is byte for byte an unkilled run's), and a
     run or a bench killed midway is finished by running again (`run --resume`, bench resume)
     without losing or redoing what was done."""
     cases = []
@@ -250,8 +253,10 @@ def sweep_kills(seq: Path, work: Path) -> list[Case]:
         "navbench": [*NAVBENCH, "--out", "{out}"],
     }
     for name, template in commands.items():
-        for delay in (0.8, 2.0, 4.0):
-            out = work / f"kill-{name}-{delay}"
+        whole = _reference(name, template, work)
+        for fraction in KILL_AT:
+            delay = round(fraction * whole, 2)
+            out = work / f"kill-{name}-{fraction}"
             args = [a.replace("{out}", str(out)) for a in template]
             proc = subprocess.Popen(
                 [str(TWINSIM), *args],
@@ -264,21 +269,15 @@ def sweep_kills(seq: Path, work: Path) -> list[Case]:
             if not finished:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            label = f"{name} @{delay}s"
+            label = f"{name} @{fraction:.0%} ({delay}s)"
             if finished:
                 outcome = {0: "ok", 2: "refused"}.get(proc.returncode, "traceback")
                 cases.append(Case("kill", label, outcome, f"finished first ({proc.returncode})"))
                 _remove(out, out.with_suffix(".json"))
                 continue
             if name in RESUMED:  # its last file: present only once the report is whole
-                outcome, detail = (
-                    ("ok", "finished")
-                    if (out / RESUMED[name]).exists()
-                    else (
-                        "refused",
-                        "",
-                    )
-                )
+                whole_report = (out / RESUMED[name]).exists()
+                outcome, detail = ("ok", "finished") if whole_report else ("refused", "")
             else:
                 outcome, detail = _killed_output(name, args, out, work)
             cases.append(Case("kill", label, outcome, detail))
@@ -299,6 +298,16 @@ def _digest(path: Path) -> dict[str, str]:
     }
 
 
+def _reference(name: str, template: list[str], work: Path) -> float:
+    """Run the command once unkilled into `ref-<name>`: its output (what a kill that came
+    just after it finished must match) and its wall time (where the kills go)."""
+    reference = work / f"ref-{name}"
+    args = [a.replace("{out}", str(reference)) for a in template]
+    start = time.perf_counter()
+    subprocess.run([str(TWINSIM), *args], capture_output=True, check=True)
+    return time.perf_counter() - start
+
+
 def _killed_output(name: str, args: list[str], out: Path, work: Path) -> tuple[str, str]:
     """A killed command's output: absent or marked partial (refused), or, where it looks
     complete (the kill came just after it finished), byte-identical to an unkilled run's."""
@@ -306,9 +315,6 @@ def _killed_output(name: str, args: list[str], out: Path, work: Path) -> tuple[s
     if target is None or not looks_complete(target):
         return "refused", ""
     reference = work / f"ref-{name}"
-    if not any(work.glob(f"ref-{name}*")):
-        ref_args = [a.replace(str(out), str(reference)) for a in args]
-        subprocess.run([str(TWINSIM), *ref_args], capture_output=True, check=True)
     ref = next(t for t in (reference, reference.with_suffix(".json")) if t.exists())
     if _digest(target) == _digest(ref):
         return "ok", "finished just before the kill"

@@ -28,7 +28,7 @@ from twinsim.closedloop.client import ServerError, ServerTimeoutError, TwinsimCl
 from twinsim.closedloop.server import Server
 from twinsim.config import load_config
 from twinsim.replay import replay
-from twinsim.sequence import validate_sequence
+from twinsim.sequence import open_sequence, validate_sequence
 
 OVERRIDES = ["robot.kind=omni", "sensors.cam0.width=32", "sensors.cam0.height=24"]
 TWINSIM = str(Path(sys.executable).with_name("twinsim"))
@@ -184,6 +184,22 @@ def test_free_running_time_advances_without_step_requests(tmp_path, gl_backend):
     assert len(imu.t_ns) == (b.step - a.step) and np.all(np.diff(imu.t_ns) > 0)
     moved = b.robots["robot"].T_world_body[:2, 3] - first.robots["robot"].T_world_body[:2, 3]
     assert np.hypot(*moved) > 0.02  # the command held while the client slept
+
+
+def test_free_running_sends_every_reading_up_to_the_end(tmp_path, gl_backend):
+    """The readings of the periods between the client's last request and the time limit
+    still reach it: the server waits for that step before it stops."""
+    with served(tmp_path / "episodes", rtf=4.0, duration_s=1.0, episodes=1) as (_, client):
+        obs = client.reset(seed=1)
+        received = [obs.robots["robot"].tables["imu0"].t_ns]
+        while not obs.done:
+            time.sleep(0.1)
+            obs = client.step({"velocity": {"vx": 0.2}})
+            received.append(obs.robots["robot"].tables["imu0"].t_ns)
+        episode = client.episode
+    stamps = np.concatenate(received)
+    recorded = open_sequence(episode).table("imu0")["t_ns"]
+    assert np.array_equal(stamps, recorded)
 
 
 def test_a_client_times_out_on_a_server_that_is_gone():

@@ -85,11 +85,20 @@ class Server:
         return bool(self.episodes) and started - running >= self.episodes
 
     def serve(self) -> None:
-        """Answer requests (and run free) until the last episode ends."""
-        while not (self.finished or self._stopped):
+        """Answer requests (and run free) until the last episode ends and its last readings
+        are sent (free-running), or the client has been silent past the timeout."""
+        while not (self._served_all() or self._stopped):
             if self._socket.poll(round(1000 * self._wait_s())):
                 self._answer(self._socket.recv())
             self._tick()
+
+    def _served_all(self) -> bool:
+        """Every episode ended, and what free-running recorded since the last reply sent
+        (the client's next step gets it) or its client gone silent."""
+        if not self.finished:
+            return False
+        silent = time.monotonic() - self._last_request >= self.timeout_s
+        return not self._unsent or silent
 
     def stop(self) -> None:
         """Make `serve` return within a poll (from another thread; the episode stays open)."""

@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml scripts/apt-install.sh scripts/install-system-deps.sh s
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	# Blender Cycles (`replay --renderer cycles`): bpy declares numpy<2, twinsim needs 2.4, so
+	# it cannot be a pip extra; it renders with numpy 2.4 (docs/cycles.md)
+	$(VENV)/bin/pip install --quiet --no-deps 'bpy==5.0.1'
 	touch $(STAMP)
 
 run: install

@@ -114,13 +114,23 @@ def replay_command(
         bool,
         typer.Option(help="Render every frame again, even those the source holds (slower)."),
     ] = False,
+    renderer: Annotated[
+        str, typer.Option(help="Renderer of the colour images: mujoco or cycles (Blender).")
+    ] = "mujoco",
+    samples: Annotated[int, typer.Option(help="Cycles samples per pixel.")] = 16,
+    denoise: Annotated[bool, typer.Option(help="Cycles: OpenImageDenoise the images.")] = True,
+    every: Annotated[
+        int, typer.Option(help="Cycles: render every K-th frame, copy the others' colour.")
+    ] = 1,
 ) -> None:
     """Replay a sequence exactly (teleport) or through its controllers, optionally as a twin."""
+    from twinsim.render.cycles.settings import CyclesSettings
     from twinsim.replay.replay import replay
     from twinsim.replay.variations import Variations, load_variations, merge_variations
 
     try:
         base = load_variations(variations_file) if variations_file else Variations()
+        cycles = CyclesSettings(samples=samples, denoise=denoise, seed=seed or 0, every=every)
         light_fields = {
             k: v
             for k, v in (
@@ -162,7 +172,16 @@ def replay_command(
             }
         variations = merge_variations(base, {k: v for k, v in given.items() if v is not None})
         with progress_bar("replaying", "steps") as report:
-            replay(source, out, variations, mode, progress=report, rerender=rerender)
+            replay(
+                source,
+                out,
+                variations,
+                mode,
+                progress=report,
+                rerender=rerender,
+                renderer=renderer,
+                cycles=cycles,
+            )
     except TwinsimError as exc:
         fail(exc)
     console.print(f"twin written to [bold]{out}[/]")

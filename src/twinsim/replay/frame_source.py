@@ -8,6 +8,7 @@ them again; `SequenceWriter.write_copied_frame` writes the `CopiedFrame`s made h
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,27 @@ class FrameSource:
     def dynamic_fraction(self, index: int) -> float:
         """The recorded share of pixels on dynamic instances in frame `index`."""
         return float(json.loads(self.boxes_lines[index]).get("dynamic_fraction", 0.0))
+
+
+@dataclass(frozen=True)
+class RecolouredSource(FrameSource):
+    """A source stream whose frames a twin copies but whose colour another renderer gives:
+    `recolour(index, T_world_cam)` is frame `index`'s new image, or None to keep the source's."""
+
+    recolour: Callable[[int, np.ndarray], np.ndarray | None]
+
+    def frame(
+        self,
+        index: int,
+        t_ns: int,
+        T_world_cam: np.ndarray,
+        rgb: np.ndarray | None = None,
+        depth: np.ndarray | None = None,
+    ) -> CopiedFrame:
+        """Frame `index` of the source with the other renderer's colour image."""
+        if rgb is None:
+            rgb = self.recolour(index, T_world_cam)
+        return super().frame(index, t_ns, T_world_cam, rgb, depth)
 
 
 def frame_source(stream: CameraStream, colour: bool) -> FrameSource:

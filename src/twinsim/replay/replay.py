@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -31,10 +32,17 @@ from twinsim.engine.backend import configure_backend
 from twinsim.engine.look import Look
 from twinsim.errors import OutputFolderError
 from twinsim.recording import RobotStep, StreamRecorder
+from twinsim.render.cycles.settings import CyclesSettings
 from twinsim.replay.actors import remove_actors
 from twinsim.replay.light import look_for, relight
 from twinsim.replay.materials import rematerial
 from twinsim.replay.populate import add_actors, added_people_config
+from twinsim.replay.renderer import (
+    check_recolourable,
+    cycles_sources,
+    renderer_metadata,
+    renderer_settings,
+)
 from twinsim.replay.reuse import reusable_cameras
 from twinsim.replay.sensors import twin_sensors
 from twinsim.replay.source import ReplaySource, load_source
@@ -190,13 +198,18 @@ def replay(
     mode: ReplayMode | str = ReplayMode.teleport,
     progress: ProgressCallback | None = None,
     rerender: bool = False,
+    renderer: str = "mujoco",
+    cycles: CyclesSettings | None = None,
 ) -> Path:
     """Replay the sequence `source` into the new folder `out` with `variations` applied.
 
     Camera frames the source provably holds already are copied (`twinsim.replay.reuse`);
-    `rerender` renders every frame again instead (slower; the same bytes).
+    `rerender` renders every frame again instead (slower; the same bytes). `renderer="cycles"`
+    renders the colour images with Blender Cycles (`cycles` its settings), every other stream
+    taken or recorded as before (`twinsim.replay.renderer`).
     """
     out, mode = Path(out), ReplayMode(mode)
+    settings = renderer_settings(renderer, cycles)
     check_output_folder(out)
     src = load_source(source)
     if out.absolute().resolve().is_relative_to(src.path.absolute().resolve()):
@@ -217,8 +230,12 @@ def replay(
     )
     same_look = (plan.look, plan.weather) == _inherited(src)
     reused = reusable_cameras(src, cfg, scene, same_look, mode, rerender)
+    if settings is not None:
+        check_recolourable(scene, reused)
+        metadata["twin"]["renderer"] = renderer_metadata(settings)
     metadata["twin"]["copied_from_source"] = {
-        name: "all" if s.colour else "depth, masks, boxes" for name, s in reused.items()
+        name: "all" if s.colour and settings is None else "depth, masks, boxes"
+        for name, s in reused.items()
     }
     world = World(scene, cfg.render, cfg.sim.physics_hz, plan.look)
     scene_json = src.scene_json if scene == src.scene else scene.to_json()
@@ -226,14 +243,20 @@ def replay(
         with SequenceWriter(
             out, scene_json, metadata, rgb_png_level=cfg.output.rgb_png_level
         ) as writer:
-            target = _WeatherWriter(writer, weather, scene) if weather.active else writer
-            recorder = StreamRecorder(cfg, scene, world, target, reused)
-            try:
-                _drive(src, world, recorder, mode, cfg.sim.physics_hz, progress)
-                statistics = recorder.statistics()
-            finally:
-                if target is not writer:
-                    target.flush()
+            sources = (
+                nullcontext(reused)
+                if settings is None
+                else cycles_sources(world, scene, reused, settings, out)
+            )
+            with sources as frame_sources:
+                target = _WeatherWriter(writer, weather, scene) if weather.active else writer
+                recorder = StreamRecorder(cfg, scene, world, target, frame_sources)
+                try:
+                    _drive(src, world, recorder, mode, cfg.sim.physics_hz, progress)
+                    statistics = recorder.statistics()
+                finally:
+                    if target is not writer:
+                        target.flush()
             writer.close({"statistics": statistics})
     finally:
         world.close()

@@ -1,0 +1,138 @@
+"""What a Cycles frame costs on this machine, and how close few samples + denoising get.
+
+A short tiny run (people and flying objects) is recorded; the world at its middle camera frame
+is rendered at WIDTH×HEIGHT by MuJoCo and by Cycles (CPU) at each sample count with
+OpenImageDenoise, and once at the reference count without it. Reported: seconds per frame
+(median of `--repeats`, scene build excluded), PSNR and SSIM of each denoised image against the
+reference, the SHA-256 of each image (run twice to check that bytes repeat across processes),
+and optionally a side-by-side PNG (MuJoCo | Cycles at the middle sample count).
+
+Usage: python benchmarks/cycles_cost.py [--width 640 --height 480] [--samples 16 64 256]
+       [--reference 1024] [--repeats 2] [--json PATH] [--image PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from skimage.metrics import peak_signal_noise_ratio, structural_similarity
+
+from twinsim.engine.backend import configure_backend
+
+
+def _world_at_middle_frame(run: Path, width: int, height: int):
+    """A World of the run, its camera resized, in the state of its middle camera frame."""
+    from twinsim.engine.world import World
+    from twinsim.replay.source import load_source
+    from twinsim.sequence import open_sequence
+
+    src = load_source(run)
+    hz = src.config.sim.physics_hz
+    stream = open_sequence(run).camera("cam0")
+    k = round(int(stream.t_ns[len(stream) // 2]) * hz / 1e9)
+    row = k - src.steps[0]
+    cams = tuple(
+        c.model_copy(update={"width": width, "height": height}) if c.type == "camera" else c
+        for c in src.scene.sensors
+    )
+    world = World(src.scene.model_copy(update={"sensors": cams}), src.config.render, hz)
+    world.pose_actors(k / hz)
+    log = src.log
+    world.robot(src.scene.robot.name).set_step_state(
+        log.qpos[row], log.qvel[row], log.qacc_warmstart[row]
+    )
+    world.step_begin()
+    return world, cams[0]
+
+
+def _timed(cycles, T, K, size, clip, repeats: int) -> tuple[np.ndarray, float]:
+    """The rendered image and the median seconds a render took."""
+    times, rgb = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        rgb = cycles.render(T, "robot", K, size, clip).rgb
+        times.append(time.perf_counter() - start)
+    return rgb, statistics.median(times)
+
+
+def main() -> None:
+    """Measure and write the JSON (and the image, if asked)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--width", type=int, default=640)
+    parser.add_argument("--height", type=int, default=480)
+    parser.add_argument("--samples", type=int, nargs="+", default=[16, 64, 256])
+    parser.add_argument("--reference", type=int, default=1024)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--json", type=Path, default=Path("benchmarks/results/cycles_cost.json"))
+    parser.add_argument("--image", type=Path, default=None)
+    args = parser.parse_args()
+    configure_backend("egl")
+    from twinsim.config import load_config
+    from twinsim.render.cycles.blender import blender_version
+    from twinsim.render.cycles.scene import CyclesScene
+    from twinsim.render.cycles.settings import CyclesSettings
+    from twinsim.sensors.camera import intrinsics
+    from twinsim.sim import run
+
+    size = (args.width, args.height)
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = load_config("tiny", ("people.count=2", "flying_objects.count=2"), 3, 1.0)
+        world, cam = _world_at_middle_frame(run(cfg, Path(tmp) / "src"), *size)
+        K, clip = intrinsics(*size, cam.hfov_deg), (cam.near_m, cam.far_m)
+        T = world.T_world_cam("cam0")
+        start = time.perf_counter()
+        mujoco_rgb = world.render("cam0", *size).rgb
+        mujoco_s = time.perf_counter() - start
+        images, rows = {}, []
+        for samples in [*args.samples, args.reference]:
+            denoise = samples != args.reference
+            settings = CyclesSettings(samples=samples, denoise=denoise)
+            cycles = CyclesScene(world, settings, Path(tmp) / "work")
+            repeats = args.repeats if denoise else 1
+            images[samples], seconds = _timed(cycles, T, K, size, clip, repeats)
+            rows.append(
+                {
+                    "samples": samples,
+                    "denoise": denoise,
+                    "s_per_frame": round(seconds, 3),
+                    "sha256": hashlib.sha256(images[samples].tobytes()).hexdigest(),
+                }
+            )
+        world.close()
+    reference = images[args.reference]
+    for row in rows[:-1]:
+        img = images[row["samples"]]
+        row["psnr_db_vs_reference"] = round(float(peak_signal_noise_ratio(reference, img)), 2)
+        row["ssim_vs_reference"] = round(
+            float(structural_similarity(reference, img, channel_axis=2)), 4
+        )
+    result = {
+        "what": "Cycles CPU render time per frame and quality vs a high-sample reference",
+        "resolution": f"{args.width}x{args.height}",
+        "reference": {"samples": args.reference, "denoise": False},
+        "blender_version": blender_version(),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
+        "mujoco_rgbd_seg_s_per_frame": round(mujoco_s, 3),
+        "cycles": rows,
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=1))
+    if args.image is not None:
+        from PIL import Image
+
+        middle = args.samples[len(args.samples) // 2]
+        Image.fromarray(np.hstack([mujoco_rgb, images[middle]])).save(args.image)
+
+
+if __name__ == "__main__":
+    main()

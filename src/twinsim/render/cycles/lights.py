@@ -1,0 +1,89 @@
+"""MuJoCo's lights as Cycles lights, with the intensity conversion.
+
+MuJoCo lights are OpenGL's: a surface of colour c lit by a light of diffuse colour d shows
+c·d·cos θ, at any distance (twinsim's lights have attenuation (1, 0, 0)). A Cycles point or
+spot light of power P watts gives irradiance P / (4π r²) at distance r and a diffuse surface
+radiance c·E / π, so the light is matched where it matters most, at its reference distance
+h (its height above the floor, z = 0, at least 0.5 m): **P = 4π² h² · d**, beyond which it
+falls off with the square of distance as a real lamp does. A directional light (and MuJoCo's
+headlight, a directional light along the camera's axis) becomes a sun of strength **π · d**
+(W/m²), the same c·d·cos θ everywhere. MuJoCo's ambient terms (the lights' and the
+headlight's) are a uniform world background of that radiance, which adds c·a on an
+unoccluded surface as MuJoCo does (and less in corners: Cycles occludes it). Colours are
+MuJoCo's display values, turned to linear light. A spot's cone is its cutoff (at most a
+half-space) with a soft edge in place of MuJoCo's cosᵉ falloff.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from twinsim.render.cycles.materials import linear
+
+_SPOT, _DIRECTIONAL = 0, 1  # mjtLightType values (MuJoCo's stable enum)
+_MIN_REFERENCE_M = 0.5
+
+
+def point_power_w(diffuse: np.ndarray, height_m: float) -> float:
+    """The power of the Cycles lamp that lights like MuJoCo's `diffuse` at `height_m` (max RGB)."""
+    h = max(height_m, _MIN_REFERENCE_M)
+    return 4.0 * math.pi**2 * h**2 * max(linear(diffuse))
+
+
+class Lights:
+    """The model's lights as Cycles lights, moved and dimmed to the world's current state."""
+
+    def __init__(self, bpy, model, collection) -> None:
+        self._bpy, self._model = bpy, model
+        self._objects = []
+        for i in range(model.nlight):
+            directional = int(model.light_type[i]) == _DIRECTIONAL
+            data = bpy.data.lights.new(f"light{i}", "SUN" if directional else "SPOT")
+            if not directional:
+                data.spot_size = min(math.pi, 2.0 * math.radians(float(model.light_cutoff[i])))
+                data.spot_blend = 1.0
+                data.shadow_soft_size = 0.05
+            obj = bpy.data.objects.new(f"light{i}", data)
+            collection.objects.link(obj)
+            self._objects.append(obj)
+        head = bpy.data.lights.new("headlight", "SUN")
+        self._headlight = bpy.data.objects.new("headlight", head)
+        collection.objects.link(self._headlight)
+
+    def update(self, data, cam_matrix_world: np.ndarray) -> None:
+        """Place every light where MuJoCo has it now, with its current colour and power."""
+        import mathutils
+
+        m = self._model
+        for i, obj in enumerate(self._objects):
+            pos, direction = np.asarray(data.light_xpos[i]), np.asarray(data.light_xdir[i])
+            diffuse = np.asarray(m.light_diffuse[i], float)
+            obj.matrix_world = mathutils.Matrix(_aim(pos, direction).tolist())
+            peak = max(max(linear(diffuse)), 1e-9)
+            obj.data.color = tuple(c / peak for c in linear(diffuse))
+            if obj.data.type == "SUN":
+                obj.data.energy = math.pi * peak
+            else:
+                obj.data.energy = point_power_w(diffuse, float(pos[2]))
+        head = np.asarray(m.vis.headlight.diffuse, float)
+        self._headlight.data.energy = math.pi * max(linear(head))
+        self._headlight.matrix_world = mathutils.Matrix(np.asarray(cam_matrix_world).tolist())
+
+    def ambient(self) -> float:
+        """The linear ambient radiance (every ambient term of the model, brightest channel)."""
+        total = np.asarray(self._model.vis.headlight.ambient, float).copy()
+        total += np.asarray(self._model.light_ambient, float).sum(axis=0)
+        return max(linear(total))
+
+
+def _aim(pos: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """A 4×4 pose at `pos` whose −z axis (where Blender lights point) is `direction`."""
+    z = -np.asarray(direction, float) / np.linalg.norm(direction)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = np.cross(helper, z)
+    x /= np.linalg.norm(x)
+    T = np.eye(4)
+    T[:3, 0], T[:3, 1], T[:3, 2], T[:3, 3] = x, np.cross(z, x), z, pos
+    return T

@@ -29,31 +29,6 @@ from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 from twinsim.engine.backend import configure_backend
 
 
-def _world_at_middle_frame(run: Path, width: int, height: int):
-    """A World of the run, its camera resized, in the state of its middle camera frame."""
-    from twinsim.engine.world import World
-    from twinsim.replay.source import load_source
-    from twinsim.sequence import open_sequence
-
-    src = load_source(run)
-    hz = src.config.sim.physics_hz
-    stream = open_sequence(run).camera("cam0")
-    k = round(int(stream.t_ns[len(stream) // 2]) * hz / 1e9)
-    row = k - src.steps[0]
-    cams = tuple(
-        c.model_copy(update={"width": width, "height": height}) if c.type == "camera" else c
-        for c in src.scene.sensors
-    )
-    world = World(src.scene.model_copy(update={"sensors": cams}), src.config.render, hz)
-    world.pose_actors(k / hz)
-    log = src.log
-    world.robot(src.scene.robot.name).set_step_state(
-        log.qpos[row], log.qvel[row], log.qacc_warmstart[row]
-    )
-    world.step_begin()
-    return world, cams[0]
-
-
 def _timed(cycles, T, K, size, clip, repeats: int) -> tuple[np.ndarray, float]:
     """The rendered image and the median seconds a render took."""
     times, rgb = [], None
@@ -80,13 +55,17 @@ def main() -> None:
     from twinsim.render.cycles.blender import blender_version
     from twinsim.render.cycles.scene import CyclesScene
     from twinsim.render.cycles.settings import CyclesSettings
+    from twinsim.replay.source import load_source, world_at_frame
     from twinsim.sensors.camera import intrinsics
+    from twinsim.sequence import open_sequence
     from twinsim.sim import run
 
     size = (args.width, args.height)
     with tempfile.TemporaryDirectory() as tmp:
         cfg = load_config("tiny", ("people.count=2", "flying_objects.count=2"), 3, 1.0)
-        world, cam = _world_at_middle_frame(run(cfg, Path(tmp) / "src"), *size)
+        src = load_source(run(cfg, Path(tmp) / "src"))
+        middle = len(open_sequence(src.path).camera("cam0")) // 2
+        world, cam = world_at_frame(src, middle, *size), src.scene.sensors[0]
         K, clip = intrinsics(*size, cam.hfov_deg), (cam.near_m, cam.far_m)
         T = world.T_world_cam("cam0")
         start = time.perf_counter()

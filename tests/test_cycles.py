@@ -102,32 +102,6 @@ def test_principal_point_shifts_the_rendered_image(box_world, tmp_path):
     assert not any(tmp_path.joinpath("w").iterdir())  # passes are read back and removed
 
 
-def _world_at_frame(src, index: int, scale: int = 1):
-    """A World of the source in the state of camera frame `index`, as the run rendered it
-    (its camera `scale` times as many pixels wide and high)."""
-    from twinsim.engine.world import World
-    from twinsim.sequence import open_sequence
-
-    hz = src.config.sim.physics_hz
-    t_ns = int(open_sequence(src.path).camera("cam0").t_ns[index])
-    k = round(t_ns * hz / 1e9)
-    row = k - src.steps[0]
-    cams = tuple(
-        c.model_copy(update={"width": scale * c.width, "height": scale * c.height})
-        if c.type == "camera"
-        else c
-        for c in src.scene.sensors
-    )
-    world = World(src.scene.model_copy(update={"sensors": cams}), src.config.render, hz)
-    world.pose_actors(k / hz)
-    log = src.log
-    world.robot(src.scene.robot.name).set_step_state(
-        log.qpos[row], log.qvel[row], log.qacc_warmstart[row]
-    )
-    world.step_begin()
-    return world
-
-
 def _ious(a: np.ndarray, b: np.ndarray, min_px: int) -> dict[int, float]:
     """IoU of each instance of `a` with at least `min_px` pixels against its pixels in `b`."""
     out = {}
@@ -144,7 +118,7 @@ def test_cycles_ground_truth_matches_mujoco(tiny_run, tmp_path):
     IoU ≥ 0.99 per instance at 256×192 (at the recorded 64×48 a one-pixel disagreement on a
     person's silhouette costs small instances more; measured IoUs printed with -s)."""
     from twinsim.render.cycles.scene import CyclesScene
-    from twinsim.replay.source import load_source
+    from twinsim.replay.source import load_source, world_at_frame
     from twinsim.sensors.camera import intrinsics
     from twinsim.sequence import open_sequence
 
@@ -153,7 +127,8 @@ def test_cycles_ground_truth_matches_mujoco(tiny_run, tmp_path):
     cam = src.scene.sensors[0]
     index = len(stream) // 2
     recorded = stream[index]
-    world, world4 = _world_at_frame(src, index), _world_at_frame(src, index, scale=4)
+    world = world_at_frame(src, index, cam.width, cam.height)
+    world4 = world_at_frame(src, index, 4 * cam.width, 4 * cam.height)
     settings = CyclesSettings(samples=1, denoise=False)
     try:
         assert np.array_equal(world.render("cam0", W, H).depth, recorded.depth)

@@ -140,3 +140,26 @@ def _robot_log(seq, scene: SceneSpec, robot, metadata: dict) -> RobotLog:
         block(kind.setpoint_columns(robot)),
         block([f"ctrl_{a}" for a in actuators]),
     )
+
+
+def world_at_frame(src: ReplaySource, index: int, width: int, height: int):
+    """A `World` of the source in the state of its first robot's camera frame `index`, every
+    camera `width` × `height`: the actors posed and the logged robot state set, kinematics
+    done, so a renderer sees that instant as the run did (a twin's renderer checks)."""
+    from twinsim.engine.world import World  # mujoco after the GL backend is chosen
+
+    hz = src.config.sim.physics_hz
+    k = round(int(open_sequence(src.path).camera("cam0").t_ns[index]) * hz / 1e9)
+    row = k - src.steps[0]
+    sensors = tuple(
+        c.model_copy(update={"width": width, "height": height}) if c.type == "camera" else c
+        for c in src.scene.sensors
+    )
+    world = World(src.scene.model_copy(update={"sensors": sensors}), src.config.render, hz)
+    world.pose_actors(k / hz)
+    log = src.log
+    world.robot(src.scene.robot.name).set_step_state(
+        log.qpos[row], log.qvel[row], log.qacc_warmstart[row]
+    )
+    world.step_begin()
+    return world

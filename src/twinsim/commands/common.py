@@ -73,3 +73,14 @@ RayOption = Annotated[
         "or HOST:PORT / ray://HOST:PORT. Default: local processes.",
     ),
 ]
+
+#: `--set key.path=value` (repeatable) of every command that builds a world from a config
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a config field: key.path=value (repeatable)."),
+]
+#: `--rtf X` of the live servers (`serve`, `ros1-bridge`)
+RtfOption = Annotated[
+    float | None,
+    typer.Option(help="Free-running at this real-time factor (default: lock-step)."),
+]

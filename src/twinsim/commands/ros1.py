@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from twinsim.commands.common import console, fail
+from twinsim.commands.common import RtfOption, SetOption, console, fail
 from twinsim.config import load_config
 from twinsim.errors import TwinsimError
 
@@ -16,15 +16,9 @@ from twinsim.errors import TwinsimError
 def ros1_bridge(
     config: Annotated[str, typer.Argument(help="Preset name or path to a YAML config.")],
     out: Annotated[Path, typer.Option("--out", help="New (or empty) folder for the episode.")],
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="Override a config field: key.path=value (repeatable)."),
-    ] = None,
+    set_: SetOption = None,
     seed: Annotated[int | None, typer.Option(help="Episode seed.")] = None,
-    rtf: Annotated[
-        float | None,
-        typer.Option(help="Free-running at this real-time factor (default: lock-step)."),
-    ] = None,
+    rtf: RtfOption = None,
     timeout: Annotated[
         float, typer.Option(help="Lock-step: seconds without a command that end the episode.")
     ] = 10.0,

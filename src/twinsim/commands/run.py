@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from twinsim.commands.common import console, fail, progress_bar
+from twinsim.commands.common import SetOption, console, fail, progress_bar
 from twinsim.config import load_config
 from twinsim.errors import ConfigError, TwinsimError
 
@@ -23,10 +23,7 @@ def run(
     duration: Annotated[
         float | None, typer.Option(help="Recorded seconds (after the 1 s bootstrap).")
     ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="Override a config field: key.path=value (repeatable)."),
-    ] = None,
+    set_: SetOption = None,
     resume: Annotated[
         Path | None,
         typer.Option(

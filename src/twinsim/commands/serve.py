@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from twinsim.commands.common import console, err_console, fail
+from twinsim.commands.common import RtfOption, SetOption, console, err_console, fail
 from twinsim.config import load_config
 from twinsim.errors import TwinsimError
 
@@ -16,17 +16,11 @@ from twinsim.errors import TwinsimError
 def serve(
     config: Annotated[str, typer.Argument(help="Preset name or path to a YAML config.")],
     out: Annotated[Path, typer.Option("--out", help="New (or empty) folder for the episodes.")],
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="Override a config field: key.path=value (repeatable)."),
-    ] = None,
+    set_: SetOption = None,
     bind: Annotated[
         str, typer.Option(help="ZeroMQ address to listen on (port * picks a free one).")
     ] = "tcp://127.0.0.1:5555",
-    rtf: Annotated[
-        float | None,
-        typer.Option(help="Free-running at this real-time factor (default: lock-step)."),
-    ] = None,
+    rtf: RtfOption = None,
     timeout: Annotated[
         float, typer.Option(help="Seconds without a request that end a running episode.")
     ] = 10.0,

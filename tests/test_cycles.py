@@ -224,6 +224,10 @@ def _cli(*args: str, hide_bpy: bool = False) -> subprocess.CompletedProcess:
         (["--renderer", "povray"], "unknown renderer 'povray'; valid: mujoco, cycles"),
         (["--renderer", "cycles", "--samples", "0"], "--samples must be > 0, got 0"),
         (["--renderer", "cycles", "--rerender"], "do not see the source's world"),
+        (["--renderer", "cycles", "--ground-truth", "pov"], "valid: mujoco, cycles"),
+        (["--renderer", "cycles", "--ground-truth", "cycles", "--every", "2"], "never mixes"),
+        (["--renderer", "cycles", "--exposure", "manual"], "valid: fixed, auto"),
+        (["--renderer", "cycles", "--vignetting", "2"], "--vignetting must be in [0, 1]"),
     ],
 )
 def test_bad_renderer_options_are_one_line_errors(tiny_run, tmp_path, options, message):
@@ -244,3 +248,13 @@ def test_missing_bpy_is_a_one_line_error_with_the_install_command(tiny_run, tmp_
     assert "install it: pip install --no-deps bpy==5.0.1" in result.stderr + result.stdout
     assert "Traceback" not in result.stderr
     assert not out.exists()
+
+
+def test_a_pool_of_workers_gives_the_same_twin(tiny_run, cycles_twin, tmp_path):
+    """Frames rendered by two worker processes (each its own Blender scene, fed the main
+    process's instants) make the same twin, byte for byte, as one process."""
+    from twinsim.replay import replay
+
+    settings = CyclesSettings(samples=8, denoise=True, seed=1, every=2, workers=2)
+    pooled = replay(tiny_run, tmp_path / "pooled", renderer="cycles", cycles=settings)
+    assert digest_folder(pooled) == digest_folder(cycles_twin)

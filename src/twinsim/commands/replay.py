@@ -122,6 +122,30 @@ def replay_command(
     every: Annotated[
         int, typer.Option(help="Cycles: render every K-th frame, copy the others' colour.")
     ] = 1,
+    ground_truth: Annotated[
+        str,
+        typer.Option(
+            help="Cycles: whose depth, masks and boxes the twin stores: mujoco or cycles."
+        ),
+    ] = "mujoco",
+    exposure: Annotated[
+        str, typer.Option(help="Cycles: the camera's exposure, fixed or auto.")
+    ] = "fixed",
+    vignetting: Annotated[
+        float, typer.Option(help="Cycles: vignetting strength in [0, 1] (cos⁴ fall-off).")
+    ] = 0.0,
+    chromatic_aberration: Annotated[
+        float, typer.Option(help="Cycles: lateral chromatic aberration in [0, 0.05].")
+    ] = 0.0,
+    motion_blur: Annotated[
+        bool, typer.Option(help="Cycles: blur shuttered cameras with Cycles' own shutter.")
+    ] = True,
+    bump: Annotated[
+        float, typer.Option(help="Cycles: strength of the textures' bump maps in [0, 1].")
+    ] = 0.3,
+    workers: Annotated[
+        int, typer.Option(help="Cycles: processes rendering frames side by side (same bytes).")
+    ] = 1,
 ) -> None:
     """Replay a sequence exactly (teleport) or through its controllers, optionally as a twin."""
     from twinsim.render.cycles.settings import CyclesSettings
@@ -130,7 +154,19 @@ def replay_command(
 
     try:
         base = load_variations(variations_file) if variations_file else Variations()
-        cycles = CyclesSettings(samples=samples, denoise=denoise, seed=seed or 0, every=every)
+        cycles = CyclesSettings(
+            samples=samples,
+            denoise=denoise,
+            seed=seed or 0,
+            every=every,
+            ground_truth=ground_truth,
+            exposure=exposure,
+            vignetting=vignetting,
+            chromatic_aberration=chromatic_aberration,
+            motion_blur=motion_blur,
+            bump=bump,
+            workers=workers,
+        )
         light_fields = {
             k: v
             for k, v in (

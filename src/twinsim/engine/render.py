@@ -21,9 +21,13 @@ VISIBLE_ROBOT_GROUP = 0  # the group other robots' geoms take while a camera ren
 
 @dataclass
 class RenderedFrame:
+    """A camera's images: colour, z-depth and what each pixel sees, as MuJoCo geom ids or,
+    from a renderer that labels instances itself (Cycles), as `instance` ids."""
+
     rgb: np.ndarray  # (H, W, 3) uint8
     depth: np.ndarray  # (H, W) float32 metres, 0 = no hit
-    geom_ids: np.ndarray  # (H, W) int32 MuJoCo geom id, -1 = nothing
+    geom_ids: np.ndarray | None  # (H, W) int32 MuJoCo geom id, -1 = nothing
+    instance: np.ndarray | None = None  # (H, W) uint16 instance id, 0 = nothing
 
 
 class CameraRenderer:

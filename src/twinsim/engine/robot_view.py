@@ -9,6 +9,8 @@ robots: `view.T_world_cam("cam0")` is robot b's `b.cam0`.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import mujoco
@@ -124,9 +126,10 @@ class RobotView:
         return self._velocity.copy()
 
     # the robot's sensors, by their own names
-    def T_world_cam(self, camera: str) -> np.ndarray:
-        """Pose of one of the robot's cameras' OpenCV optical frame in the world."""
-        return self.world.T_world_cam(self.prefix + camera)
+    def T_world_cam(self, camera: str, data: mujoco.MjData | None = None) -> np.ndarray:
+        """Pose of one of the robot's cameras' OpenCV optical frame in the world (in `data`,
+        a state `posed_at` gives, else the running one)."""
+        return self.world.T_world_cam(self.prefix + camera, data)
 
     def imu(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(gyro rad/s, specific force m/s²) of one of the robot's IMUs, after `step_end`."""
@@ -148,3 +151,12 @@ class RobotView:
         full = self.world.data.qpos.copy()
         full[self._qpos_adr] = qpos
         return self.world.render_at(self.prefix + camera, width, height, full, t_s)
+
+    @contextlib.contextmanager
+    def posed_at(self, qpos: np.ndarray, t_s: float) -> Iterator[mujoco.MjData]:
+        """A scratch state with the robot at `qpos` (its joints) and the rest of the world at
+        t (`World.posed_at`); the running state is left unchanged."""
+        full = self.world.data.qpos.copy()
+        full[self._qpos_adr] = qpos
+        with self.world.posed_at(full, t_s) as data:
+            yield data

@@ -6,6 +6,9 @@ everything recorded at step k — poses, images, IMU — describes the same inst
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import mujoco
 import numpy as np
 
@@ -134,11 +137,13 @@ class World:
         parts = [self.model.body(prefix + p).id for p in ROBOTS.get(spec.kind).part_names(spec)]
         return RobotContacts(self.model, self.maps, self.maps.robot_geoms[robot], parts)
 
-    def T_world_cam(self, camera: str) -> np.ndarray:
-        """Pose of a camera's OpenCV optical frame (x right, y down, z forward) in the world."""
+    def T_world_cam(self, camera: str, data: mujoco.MjData | None = None) -> np.ndarray:
+        """Pose of a camera's OpenCV optical frame (x right, y down, z forward) in the world
+        (in `data`, a state `posed_at` gives, else the running one)."""
+        data = self.data if data is None else data
         cid = self._cam_ids[camera]
-        R_world_mjcam = self.data.cam_xmat[cid].reshape(3, 3)
-        return make_T(R_world_mjcam @ R_OPTICAL_MJCAM.T, self.data.cam_xpos[cid])
+        R_world_mjcam = data.cam_xmat[cid].reshape(3, 3)
+        return make_T(R_world_mjcam @ R_OPTICAL_MJCAM.T, data.cam_xpos[cid])
 
     def imu(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(gyro rad/s, specific force m/s²) in the IMU frame; valid after `step_end`."""
@@ -160,6 +165,14 @@ class World:
         """Render a camera with the model at `qpos` (every robot) and actors and lights at t (an
         instant inside an exposure), posed on a scratch state; physics data and model are left
         bit-identical."""
+        with self.posed_at(qpos, t_s) as scratch:
+            return self._renderer(camera, width, height).render(scratch)
+
+    @contextlib.contextmanager
+    def posed_at(self, qpos: np.ndarray, t_s: float) -> Iterator[mujoco.MjData]:
+        """A scratch state with the model at `qpos` (every robot) and actors and lights at t;
+        inside the block the model's actor sizes and lights are those of t, after it the
+        physics data and model are bit-identical to before."""
         model = self.model
         if self._scratch is None:
             self._scratch = mujoco.MjData(model)
@@ -172,7 +185,7 @@ class World:
             self.apply_lighting(t_s)
             mujoco.mj_kinematics(model, scratch)
             mujoco.mj_camlight(model, scratch)
-            return self._renderer(camera, width, height).render(scratch)
+            yield scratch
         finally:
             for array, copy in zip(posed, saved, strict=True):
                 array[:] = copy

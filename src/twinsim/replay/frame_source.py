@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from twinsim.sequence.frames import CopiedFrame
+from twinsim.sensors.exposure import FrameShutter
+from twinsim.sequence.frames import CameraFrame, CopiedFrame
 from twinsim.sequence.reader import CameraStream
 
 
@@ -38,8 +39,10 @@ class FrameSource:
         T_world_cam: np.ndarray,
         rgb: np.ndarray | None = None,
         depth: np.ndarray | None = None,
+        shutter: FrameShutter | None = None,
     ) -> CopiedFrame:
-        """Frame `index` of the source as frame `index` of the new stream, at the same time."""
+        """Frame `index` of the source as frame `index` of the new stream, at the same time
+        (`shutter`: the frame's exposure, for a source whose renderer blurs by itself)."""
         if index >= len(self.t_ns) or int(self.t_ns[index]) != t_ns:
             raise ValueError(
                 f"{self.folder.name}: the source has no frame {index} at t_ns {t_ns} to copy"
@@ -55,9 +58,10 @@ class FrameSource:
 @dataclass(frozen=True)
 class RecolouredSource(FrameSource):
     """A source stream whose frames a twin copies but whose colour another renderer gives:
-    `recolour(index, T_world_cam)` is frame `index`'s new image, or None to keep the source's."""
+    `recolour(index, t_ns, T_world_cam, shutter)` is frame `index`'s new image, or None to
+    keep the source's."""
 
-    recolour: Callable[[int, np.ndarray], np.ndarray | None]
+    recolour: Callable[[int, int, np.ndarray, FrameShutter | None], np.ndarray | None]
 
     def frame(
         self,
@@ -66,11 +70,34 @@ class RecolouredSource(FrameSource):
         T_world_cam: np.ndarray,
         rgb: np.ndarray | None = None,
         depth: np.ndarray | None = None,
+        shutter: FrameShutter | None = None,
     ) -> CopiedFrame:
         """Frame `index` of the source with the other renderer's colour image."""
         if rgb is None:
-            rgb = self.recolour(index, T_world_cam)
+            rgb = self.recolour(index, t_ns, T_world_cam, shutter)
         return super().frame(index, t_ns, T_world_cam, rgb, depth)
+
+
+@dataclass(frozen=True)
+class RerenderedSource(FrameSource):
+    """A source stream whose frames another renderer makes whole, ground truth included:
+    `render(index, t_ns, shutter)` is frame `index` as a `CameraFrame` (the source still
+    checks that the frame exists at that time)."""
+
+    render: Callable[[int, int, FrameShutter | None], CameraFrame]
+
+    def frame(
+        self,
+        index: int,
+        t_ns: int,
+        T_world_cam: np.ndarray,
+        rgb: np.ndarray | None = None,
+        depth: np.ndarray | None = None,
+        shutter: FrameShutter | None = None,
+    ) -> CameraFrame:
+        """Frame `index` rendered anew by the other renderer."""
+        super().frame(index, t_ns, T_world_cam)
+        return self.render(index, t_ns, shutter)
 
 
 def frame_source(stream: CameraStream, colour: bool) -> FrameSource:

@@ -39,7 +39,9 @@ from twinsim.replay.materials import rematerial
 from twinsim.replay.populate import add_actors, added_people_config
 from twinsim.replay.renderer import (
     check_recolourable,
+    copied_from_source,
     cycles_sources,
+    pending_frames,
     renderer_metadata,
     renderer_settings,
 )
@@ -234,8 +236,7 @@ def replay(
         check_recolourable(scene, reused)
         metadata["twin"]["renderer"] = renderer_metadata(settings)
     metadata["twin"]["copied_from_source"] = {
-        name: "all" if s.colour and settings is None else "depth, masks, boxes"
-        for name, s in reused.items()
+        name: copied_from_source(settings, s) for name, s in reused.items()
     }
     world = World(scene, cfg.render, cfg.sim.physics_hz, plan.look)
     scene_json = src.scene_json if scene == src.scene else scene.to_json()
@@ -246,10 +247,11 @@ def replay(
             sources = (
                 nullcontext(reused)
                 if settings is None
-                else cycles_sources(world, scene, reused, settings, out)
+                else cycles_sources(world, scene, reused, settings, out, cfg.render.backend)
             )
             with sources as frame_sources:
                 target = _WeatherWriter(writer, weather, scene) if weather.active else writer
+                target = pending_frames(target, settings)
                 recorder = StreamRecorder(cfg, scene, world, target, frame_sources)
                 try:
                     _drive(src, world, recorder, mode, cfg.sim.physics_hz, progress)

@@ -19,6 +19,7 @@ import numpy as np
 
 from twinsim.configmodel import ConfigModel
 from twinsim.plugins import Registry
+from twinsim.scene.roads import RoadNetworkSpec
 from twinsim.scene.spec import (
     DoorSpec,
     LightSpec,
@@ -53,6 +54,7 @@ class Layout:
     bounds_max: Vec3
     rooms: tuple[RoomSpec, ...] = ()
     doors: tuple[DoorSpec, ...] = ()
+    roads: RoadNetworkSpec | None = None
 
     def to_scene(
         self, seed: int, robots: tuple[RobotSpec, ...], sensors: tuple[SensorSpec, ...] = ()
@@ -71,6 +73,7 @@ class Layout:
             lights=self.lights,
             robots=robots,
             sensors=sensors,
+            roads=self.roads,
         )
 
 

@@ -9,10 +9,20 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import DEFAULT_ROBOT, ROBOTS
+from twinsim.scene.roads import RoadNetworkSpec
 
 Vec2 = tuple[float, float]
 Vec3 = tuple[float, float, float]
@@ -477,6 +487,20 @@ class SceneSpec(_Spec):
     #: they are, as twinsim did up to scene format 2 (a 0.44 rad limit became 0.44°), so old
     #: sequences replay exactly as they were recorded
     hinge_range_unit: Literal["rad", "deg"] = "rad"
+    #: an outdoor world's road network (lanes, junctions, lights, sidewalks, crossings,
+    #: blocks); absent indoors, and then left out of `scene.json` so indoor scenes keep
+    #: their bytes
+    roads: RoadNetworkSpec | None = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent_roads(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """The dump without `roads` when the world has none."""
+        data = handler(self)
+        if self.roads is None:
+            data.pop("roads", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod

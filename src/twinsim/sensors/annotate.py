@@ -19,8 +19,10 @@ def annotate_frame(
     if rendered is None:
         rendered = world.render(cam.name, cam.width, cam.height)
     maps = world.maps
-    geom_lut = np.append(maps.geom_instance, np.uint16(0))  # index -1 → 0 (nothing)
-    instance = geom_lut[rendered.geom_ids]
+    instance = rendered.instance
+    if instance is None:
+        geom_lut = np.append(maps.geom_instance, np.uint16(0))  # index -1 → 0 (nothing)
+        instance = geom_lut[rendered.geom_ids]
     semantic = maps.instance_class[instance]
     T_world_cam = world.T_world_cam(cam.name)
     T_cam_world = np.linalg.inv(T_world_cam)

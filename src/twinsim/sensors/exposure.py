@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -119,6 +120,36 @@ def shutter_plan(cam: SensorSpec, physics_hz: int, k: int) -> ShutterPlan:
         weights = np.zeros((h, intervals + 1))
         weights[np.arange(h), nearest] = 1.0
     return ShutterPlan(k - offsets, weights)
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameShutter:
+    """What a renderer that blurs by itself (Cycles' shutter) needs of a shuttered frame at
+    step k: the world at each sub-frame instant of `shutter_plan`, oldest first."""
+
+    world: object  # the recorder's world view (`RobotView`)
+    cam: SensorSpec
+    physics_hz: int
+    k: int
+    history: StateHistory
+
+    def states(self, read: Callable) -> list:
+        """`read(data, T_world_cam)` at each sub-frame instant, oldest first (the last at
+        step k), with the world posed on a scratch state there."""
+        out = []
+        for u in shutter_plan(self.cam, self.physics_hz, self.k).steps[::-1]:
+            u = max(float(u), float(self.history.oldest))
+            with self.world.posed_at(self.history.qpos_at(u), u / self.physics_hz) as data:
+                out.append(read(data, self.world.T_world_cam(self.cam.name, data)))
+        return out
+
+    @property
+    def row_share(self) -> float | None:
+        """The share of the whole window one row integrates (None without rolling shutter)."""
+        cam = self.cam
+        if cam.rolling_shutter_readout_s <= 0.0:
+            return None
+        return cam.exposure_s / (cam.exposure_s + cam.rolling_shutter_readout_s)
 
 
 class ExposureRenderer:

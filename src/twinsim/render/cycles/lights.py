@@ -8,8 +8,8 @@ h (its height above the floor, z = 0, at least 0.5 m): **P = 4π² h² · d**, b
 falls off with the square of distance as a real lamp does. A directional light (and MuJoCo's
 headlight, a directional light along the camera's axis) becomes a sun of strength **π · d**
 (W/m²), the same c·d·cos θ everywhere. MuJoCo's ambient terms (the lights' and the
-headlight's) are a uniform world background of that radiance, which adds c·a on an
-unoccluded surface as MuJoCo does (and less in corners: Cycles occludes it). Colours are
+headlight's) are each material's emission of its own colour indoors (`materials`) and the
+sky's radiance outdoors (`atmosphere`): both add c·a on an open surface as MuJoCo does. Colours are
 MuJoCo's display values, turned to linear light. A spot's cone is its cutoff (at most a
 half-space) with a soft edge in place of MuJoCo's cosᵉ falloff.
 """
@@ -52,14 +52,14 @@ class Lights:
         self._headlight = bpy.data.objects.new("headlight", head)
         collection.objects.link(self._headlight)
 
-    def update(self, data, cam_matrix_world: np.ndarray) -> None:
-        """Place every light where MuJoCo has it now, with its current colour and power."""
+    def update(self, instant, cam_matrix_world: np.ndarray) -> None:
+        """Place every light where MuJoCo has it at `instant` (an `Instant`), with its colour
+        and power then."""
         import mathutils
 
-        m = self._model
         for i, obj in enumerate(self._objects):
-            pos, direction = np.asarray(data.light_xpos[i]), np.asarray(data.light_xdir[i])
-            diffuse = np.asarray(m.light_diffuse[i], float)
+            pos, direction = instant.light_xpos[i], instant.light_xdir[i]
+            diffuse = np.asarray(instant.light_diffuse[i], float)
             obj.matrix_world = mathutils.Matrix(_aim(pos, direction).tolist())
             peak = max(max(linear(diffuse)), 1e-9)
             obj.data.color = tuple(c / peak for c in linear(diffuse))
@@ -67,7 +67,7 @@ class Lights:
                 obj.data.energy = math.pi * peak
             else:
                 obj.data.energy = point_power_w(diffuse, float(pos[2]))
-        head = np.asarray(m.vis.headlight.diffuse, float)
+        head = np.asarray(instant.headlight_diffuse, float)
         self._headlight.data.energy = math.pi * max(linear(head))
         self._headlight.matrix_world = mathutils.Matrix(np.asarray(cam_matrix_world).tolist())
 

@@ -6,7 +6,9 @@ texture coordinates (twinsim's textured boxes, users' meshes) uses them; a primi
 texture as MuJoCo does, projected along its z axis, `texrepeat` times a metre. MuJoCo's Phong
 `shininess` s (exponent 128·s) becomes roughness 1 − s; `reflectance` r (MuJoCo's mirror
 blend) a clear coat of weight r and roughness 0.02 (a mirror where r = 1); alpha a < 1 glass
-(transmission 1 − a, IOR 1.45). Geoms without a material (robot links) take their own rgba.
+(transmission 1 − a, IOR 1.45). A texture also shapes the surface: its luminance is the
+height of a bump map (darker grout, grain and weave lie lower). Geoms without a material
+(robot links) take their own rgba.
 MuJoCo's ambient term (colour × ambient, never occluded) is the material's emission of its
 base colour at the ambient's strength: in a closed room a world background would be hidden
 by the walls and leave every surface the lights miss black.
@@ -22,6 +24,7 @@ from twinsim.scene.textures import make_texture
 _GLASS_IOR = 1.45
 _MIRROR_ROUGHNESS = 0.02
 _TEXROLE_RGB = 1  # mjtTextureRole of the colour texture
+_BUMP_DEPTH_M = 0.002  # a texture's relief: grout lines, wood grain, fabric weave
 
 
 def material_key(model, geom: int) -> int | tuple[float, ...]:
@@ -33,9 +36,10 @@ def material_key(model, geom: int) -> int | tuple[float, ...]:
 class Materials:
     """Cycles materials made on demand, one per `material_key`, and their texture images."""
 
-    def __init__(self, bpy, model, scene: SceneSpec, ambient: float) -> None:
-        """`ambient`: the linear ambient radiance every material emits times its colour."""
-        self._bpy, self._model, self._ambient = bpy, model, ambient
+    def __init__(self, bpy, model, scene: SceneSpec, ambient: float, bump: float = 0.0) -> None:
+        """`ambient`: the linear ambient radiance every material emits times its colour;
+        `bump`: the strength of the bump map each texture gives its surface (0: flat)."""
+        self._bpy, self._model, self._ambient, self._bump = bpy, model, ambient, bump
         self._textures = {t.name: t for t in scene.textures}
         self._images: dict[int, object] = {}
         self._made: dict[int | tuple[float, ...], object] = {}
@@ -82,6 +86,16 @@ class Materials:
         links.new(image.outputs["Color"], tint.inputs["A"])
         links.new(tint.outputs["Result"], bsdf.inputs["Base Color"])
         links.new(tint.outputs["Result"], bsdf.inputs["Emission Color"])
+        if self._bump > 0.0:
+            # the texture's darker parts (grout, grain, weave) lie lower: its luminance is
+            # the height of a bump map of that strength, `_BUMP_DEPTH_M` deep at most
+            height = nodes.new("ShaderNodeRGBToBW")
+            links.new(image.outputs["Color"], height.inputs["Color"])
+            bump = nodes.new("ShaderNodeBump")
+            bump.inputs["Strength"].default_value = self._bump
+            bump.inputs["Distance"].default_value = _BUMP_DEPTH_M
+            links.new(height.outputs["Val"], bump.inputs["Height"])
+            links.new(bump.outputs["Normal"], bsdf.inputs["Normal"])
         return mat
 
     def _image(self, texid: int):

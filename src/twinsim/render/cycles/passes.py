@@ -1,4 +1,4 @@
-"""Cycles' colour, z-depth and object-index passes, written as float EXRs by the compositor
+"""Cycles' colour, z-depth, object-index and normal passes, written as float EXRs by the compositor
 into a work folder (inside the output folder) and read back as arrays.
 
 Blender keeps a render result's pixels out of Python's reach, so a File Output node writes
@@ -19,17 +19,22 @@ _PASSES = (
     ("rgb", "Image", "RGBA"),
     ("depth", "Depth", "FLOAT"),
     ("index", "Object Index", "FLOAT"),
+    ("normal", "Normal", "VECTOR"),
 )
 _NO_HIT_M = 1e9  # Cycles' depth of the background is 1e10
 
 
 @dataclass(frozen=True)
 class CyclesPasses:
-    """One rendered frame: rgb (H, W, 3) uint8 sRGB, depth (H, W) float32 m, instance uint16."""
+    """One rendered frame: rgb (H, W, 3) uint8 sRGB of `linear` (H, W, 3) float32, the light
+    before the view transform; depth (H, W) float32 m; instance uint16; normal (H, W, 3)
+    float32, the shading normal in the world frame (0 where nothing was hit)."""
 
     rgb: np.ndarray
     depth: np.ndarray
     instance: np.ndarray
+    linear: np.ndarray
+    normal: np.ndarray
 
 
 def add_pass_outputs(bpy, scene, folder: Path) -> None:
@@ -37,6 +42,7 @@ def add_pass_outputs(bpy, scene, folder: Path) -> None:
     layer = scene.view_layers[0]
     layer.use_pass_z = True
     layer.use_pass_object_index = True
+    layer.use_pass_normal = True
     tree = bpy.data.node_groups.new("twinsim passes", "CompositorNodeTree")
     scene.compositing_node_group = tree
     layers = tree.nodes.new("CompositorNodeRLayers")
@@ -66,10 +72,13 @@ def read_passes(bpy, folder: Path, width: int, height: int) -> CyclesPasses:
         planes[name] = pixels.reshape(height, width, -1)[::-1]  # Blender's rows run upwards
     depth = planes["depth"][..., 0].copy()
     depth[depth > _NO_HIT_M] = 0.0
+    linear = np.ascontiguousarray(planes["rgb"][..., :3], np.float32)
     return CyclesPasses(
-        srgb8(planes["rgb"][..., :3]),
-        depth.astype(np.float32),
-        np.rint(planes["index"][..., 0]).astype(np.uint16),
+        rgb=srgb8(linear),
+        depth=depth.astype(np.float32),
+        instance=np.rint(planes["index"][..., 0]).astype(np.uint16),
+        linear=linear,
+        normal=np.ascontiguousarray(planes["normal"][..., :3], np.float32),
     )
 
 

@@ -30,12 +30,14 @@ from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.exposure import (
     SHUTTER_NOTE,
     ExposureRenderer,
+    FrameShutter,
     StateHistory,
     has_exposure_effects,
     window_steps,
 )
 from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
 from twinsim.sensors.rig import check_clipping, optical_fields
+from twinsim.sequence.frames import CameraFrame
 from twinsim.sequence.stream_checks import StreamCheck, check_camera
 
 
@@ -160,7 +162,14 @@ class CameraRecorder(SensorRecorder):
             if not self.source.colour:
                 rgb = world.render_rgb(cam.name, cam.width, cam.height)
             T_world_cam = world.T_world_cam(cam.name)
-            writer.write_copied_frame(cam.name, self.source.frame(index, t_ns, T_world_cam, rgb))
+            shutter = None
+            if self.history is not None:
+                shutter = FrameShutter(world, cam, self.ctx.physics_hz, k, self.history)
+            frame = self.source.frame(index, t_ns, T_world_cam, rgb, shutter=shutter)
+            if isinstance(frame, CameraFrame):  # the source renders its own ground truth
+                writer.write_frame(cam.name, frame)
+                return frame.dynamic_fraction
+            writer.write_copied_frame(cam.name, frame)
             return self.source.dynamic_fraction(index)
         rendered = None if self.exposure is None else self.exposure.render(k, self.history)
         frame = annotate_frame(world, cam, index, t_ns, k / self.ctx.physics_hz, rendered)

@@ -2,7 +2,9 @@
 
 from twinsim.scene.apartment_generator import Apartment
 from twinsim.scene.generators import GENERATORS
+from twinsim.scene.town import Town
 from twinsim.scene.warehouse import Warehouse
 
 GENERATORS.register(Apartment.name, Apartment())
 GENERATORS.register(Warehouse.name, Warehouse())
+GENERATORS.register(Town.name, Town())

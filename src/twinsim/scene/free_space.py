@@ -36,7 +36,9 @@ _UNIT_POLY = np.stack(
 ) / math.cos(math.pi / _N_POLY)  # circumscribes the unit circle
 _BOX_CORNERS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))
 FLOOR_CLASS = "floor"
-IGNORED_CLASSES = ("floor", "ceiling")  # never obstacles at a height band above the floor
+# outdoors, what people and vehicles move over is floor too (and never an obstacle)
+FLOOR_CLASSES = (FLOOR_CLASS, "road", "sidewalk", "crosswalk", "road_marking")
+IGNORED_CLASSES = (*FLOOR_CLASSES, "ceiling")  # never obstacles at a band above the floor
 OPEN_AREA_ID = 0  # the one area of a world without rooms
 
 
@@ -116,7 +118,7 @@ class FloorRegion:
         pieces = [
             geom_footprint(obj, geom)[0]
             for obj in objects
-            if obj.semantic_class == FLOOR_CLASS and not obj.dynamic
+            if obj.semantic_class in FLOOR_CLASSES and not obj.dynamic
             for geom in obj.geoms
         ]
         plan = shapely.union_all(pieces)

@@ -20,6 +20,12 @@ wall) is not featureless. Kind-specific `params` (all optional floats):
   `petals` (petals per rosette, 6)
 - fabric: `threads` (threads per side, 40), `twill` (1 = twill weave, 0 = plain),
   `plaid` (plaid bands per side, 0 = plain colour)
+- asphalt: `aggregate` (share of light stone chips, 0.08), `patches` (repair patch strength,
+  0.3)
+- grass: `blades` (blade streaks per side, 48), `clover` (share of light clumps, 0.15)
+- facade: `columns`, `rows` (windows per side, 2 each), `window_w`, `window_h` (window size as
+  a fraction of its cell, 0.5 and 0.55), `lit` (share of bright windows, 0.15); color_a is the
+  wall, color_b the glass
 """
 
 from __future__ import annotations
@@ -241,6 +247,58 @@ def _fabric(spec: TextureSpec, rng: np.random.Generator) -> np.ndarray:
     return _colorize(t, spec, shade)
 
 
+def _asphalt(spec: TextureSpec, rng: np.random.Generator) -> np.ndarray:
+    """Dark binder with light stone chips, fine grain and darker repair patches."""
+    n = spec.size
+    p = spec.params
+    grain = _periodic_noise(rng, n, 0.0, low=1.0, high=n / 2.0)
+    chips = _periodic_noise(rng, n, 0.3, low=2.0, high=n / 2.5)
+    share = p.get("aggregate", 0.08)
+    stone = chips > np.quantile(chips, 1.0 - share)
+    patch = _periodic_noise(rng, n, 3.0, low=1.0, high=5.0) > 1.0
+    t = 0.3 + 0.08 * grain + 0.6 * stone - p.get("patches", 0.3) * patch
+    shade = (1.0 + 0.12 * grain) * np.where(stone, 1.15, 1.0)
+    return _colorize(t, spec, shade)
+
+
+def _grass(spec: TextureSpec, rng: np.random.Generator) -> np.ndarray:
+    """Blade streaks in random directions over mottled turf, with lighter clumps."""
+    n = spec.size
+    p = spec.params
+    blades = round(p.get("blades", 48))
+    streak_a = _periodic_noise(rng, n, 0.5, low=2.0, high=blades, stretch=(1.0, 4.0))
+    streak_b = _periodic_noise(rng, n, 0.5, low=2.0, high=blades, stretch=(4.0, 1.0))
+    mottle = _periodic_noise(rng, n, 2.5, low=1.0, high=10.0)
+    clumps = _periodic_noise(rng, n, 2.0, low=3.0, high=n / 8.0)
+    clover = clumps > np.quantile(clumps, 1.0 - p.get("clover", 0.15))
+    t = 0.45 + 0.15 * (streak_a + streak_b) / 2 + 0.2 * mottle + 0.3 * clover
+    shade = 1.0 + 0.18 * np.maximum(streak_a, streak_b) - 0.1 * np.abs(mottle)
+    return _colorize(t, spec, shade)
+
+
+def _facade(spec: TextureSpec, rng: np.random.Generator) -> np.ndarray:
+    """A wall with a grid of framed windows, each pane a little different, a few lit."""
+    n = spec.size
+    p = spec.params
+    cols, rows = max(1, round(p.get("columns", 2))), max(1, round(p.get("rows", 2)))
+    ww, wh = p.get("window_w", 0.5), p.get("window_h", 0.55)
+    u, v = _grid(n)  # u down the rows (storeys), v along the columns
+    iu = np.minimum((u * rows).astype(int), rows - 1)
+    iv = np.minimum((v * cols).astype(int), cols - 1)
+    lu, lv = u * rows - iu - 0.5, v * cols - iv - 0.5
+    inside = (np.abs(lu) < wh / 2) & (np.abs(lv) < ww / 2)
+    frame = inside & ((np.abs(lu) > wh / 2 - 0.04) | (np.abs(lv) > ww / 2 - 0.04))
+    pane = rng.uniform(0.75, 1.0, (rows, cols))
+    lit = rng.uniform(size=(rows, cols)) < p.get("lit", 0.15)
+    wall = _periodic_noise(rng, n, 2.0, low=1.0, high=n / 4.0)
+    fine = _periodic_noise(rng, n, 0.0, low=1.0, high=n / 2.5)
+    band = (np.abs(lu) > 0.46) & ~inside  # the slab edge between storeys
+    t = inside.astype(float)
+    shade = np.where(inside, pane[iu, iv] * np.where(lit[iu, iv], 2.2, 1.0), 1.0 + 0.06 * wall)
+    shade = np.where(frame, 0.45, np.where(band, 0.8, shade)) * (1.0 + 0.04 * fine)
+    return _colorize(t, spec, shade)
+
+
 _GENERATORS: dict[str, Callable[[TextureSpec, np.random.Generator], np.ndarray]] = {
     "wood": _wood,
     "tiles": _tiles,
@@ -248,6 +306,9 @@ _GENERATORS: dict[str, Callable[[TextureSpec, np.random.Generator], np.ndarray]]
     "plaster": _plaster,
     "wallpaper": _wallpaper,
     "fabric": _fabric,
+    "asphalt": _asphalt,
+    "grass": _grass,
+    "facade": _facade,
 }
 
 

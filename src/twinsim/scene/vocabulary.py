@@ -41,6 +41,25 @@ SEMANTIC_CLASSES: tuple[str, ...] = (
     "robot",  # 31
     "rack",  # 32  (warehouse racking: uprights, beams, shelf decks, back mesh)
     "pallet",  # 33  (a wooden pallet on a warehouse shelf)
+    # outdoor worlds (town generator), after CARLA's classes
+    "road",  # 34  (driving surface: lanes, intersections, ramps)
+    "sidewalk",  # 35
+    "road_marking",  # 36  (lane lines, stop lines)
+    "crosswalk",  # 37  (zebra stripes)
+    "kerb",  # 38
+    "building",  # 39
+    "vegetation",  # 40  (trees, hedges)
+    "terrain",  # 41  (grass, soil, the ground off the road)
+    "pole",  # 42  (street lights, sign and signal posts)
+    "traffic_light",  # 43  (the signal head)
+    "traffic_sign",  # 44
+    "fence",  # 45
+    "guard_rail",  # 46
+    "car",  # 47
+    "van",  # 48
+    "truck",  # 49
+    "bus",  # 50
+    "bicycle",  # 51
 )
 
 CLASS_ID: dict[str, int] = {name: i for i, name in enumerate(SEMANTIC_CLASSES)}

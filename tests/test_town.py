@@ -1,0 +1,379 @@
+"""The town generator: determinism of every preset, a consistent road network (lanes join end to
+start, connectors in intersections, lights at the stop lines of signalised approaches, crossing
+directions never green together), nothing standing on a driving lane, sidewalks beside the
+lanes, a kilometre of lanes in a mid-sized city, the world built in MuJoCo with its road seen by
+a depth camera at the right height, and a recorded run in a small town that validates.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import shapely
+
+from conftest import make_robot
+from twinsim.scene.free_space import floor_region, geom_footprint
+from twinsim.scene.spec import SceneSpec
+from twinsim.scene.town import PRESETS, TownConfig, generate_town
+from twinsim.scene.town_buildings import SIDEWALK_Z
+from twinsim.scene.town_roads import RING_R
+
+SMALL = {"blocks_x": 2, "blocks_y": 2, "texture_size": 16}
+PRESET_NAMES = tuple(PRESETS)
+
+
+def _small(preset: str) -> TownConfig:
+    """A preset shrunk to at most 2 x 2 blocks (its own defaults otherwise)."""
+    blocks = PRESETS[preset]
+    over = {k: min(v, blocks[k]) for k, v in SMALL.items() if k in blocks}
+    return TownConfig(preset=preset, texture_size=16, **over)
+
+
+@pytest.fixture(scope="module", params=PRESET_NAMES)
+def town(request):
+    return generate_town(_small(request.param), np.random.default_rng(3))
+
+
+def _lane_poly(lane) -> shapely.Geometry:
+    """The ground a lane covers: its centre line widened to the lane's width (flat ends)."""
+    line = shapely.LineString([p[:2] for p in lane.centerline])
+    return line.buffer(lane.width_m / 2 - 0.01, cap_style="flat")
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_same_seed_same_scene_bytes_other_seed_other(preset):
+    cfg = _small(preset)
+    a, b, c = (generate_town(cfg, np.random.default_rng(s)) for s in (5, 5, 6))
+    ja, jb, jc = (x.to_scene(5, (make_robot(),)).to_json() for x in (a, b, c))
+    assert ja == jb and ja != jc
+    scene = SceneSpec.from_json(ja)
+    assert scene.roads == a.roads and scene.roads.preset == preset
+
+
+def test_the_road_network_is_connected_end_to_start(town):
+    net = town.roads
+    assert [lane.lane_id for lane in net.lanes] == list(range(len(net.lanes)))
+    junctions = {j.intersection_id: j for j in net.intersections}
+    into = net.predecessors()
+    for lane in net.lanes:
+        end = np.array(lane.centerline[-1])
+        assert lane.successors, f"lane {lane.lane_id} leads nowhere"
+        for nxt in lane.successors:
+            start = np.array(net.lanes[nxt].centerline[0])
+            assert np.linalg.norm(end - start) < 0.03, (lane.lane_id, nxt)
+        assert into[lane.lane_id], f"nothing leads into lane {lane.lane_id}"
+        if lane.kind == "connector":
+            j = junctions[lane.intersection_id]
+            poly = shapely.Polygon(j.polygon).buffer(0.05)
+            mid, _ = lane.point_at(lane.length_m() / 2)
+            assert poly.contains(shapely.Point(mid[:2])), lane.lane_id
+        else:
+            assert lane.intersection_id is None
+        for side in (lane.left_neighbor, lane.right_neighbor):
+            if side is not None:  # a neighbour runs alongside, one lane width away
+                other = net.lanes[side]
+                gap = shapely.LineString([p[:2] for p in other.centerline]).distance(
+                    shapely.Point(lane.centerline[0][:2])
+                )
+                assert abs(gap - lane.width_m) < 0.01
+    # every lane reaches every other: successors and lane changes from lane 0
+    seen, todo = {0}, [0]
+    while todo:
+        lane = net.lanes[todo.pop()]
+        for nxt in (*lane.successors, lane.left_neighbor, lane.right_neighbor):
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    assert len(seen) == len(net.lanes)
+
+
+def test_signalised_approaches_stop_at_a_light_by_the_stop_line(town):
+    net = town.roads
+    kinds = {j.intersection_id: j.kind for j in net.intersections}
+    signalised = 0
+    for lane in net.lanes:
+        if lane.kind == "connector":
+            continue
+        at = {kinds[net.lanes[s].intersection_id] for s in lane.successors}
+        if at != {"signalised"}:
+            assert lane.stop_light_id is None
+            continue
+        signalised += 1
+        light = net.light(lane.stop_light_id)
+        assert lane.lane_id in light.lanes
+        stop, heading = lane.point_at(lane.stop_line_s_m)
+        head = np.array(light.pos)
+        assert np.linalg.norm(head[:2] - stop[:2]) < 10.0 and 2.5 < head[2] < 6.0
+        assert math.cos(light.yaw - heading) < -0.99  # it faces the approaching traffic
+        # the head is a traffic_light object standing at the light's position
+        obj = next(o for o in town.objects if o.name == f"signal_{light.light_id}")
+        assert obj.semantic_class == "traffic_light" and np.allclose(obj.pos, light.pos)
+    if PRESETS[net.preset]["signal_share"] >= 1.0:
+        assert signalised > 0
+    # crossing directions of a junction are never green at once
+    for j in (j for j in net.intersections if j.kind == "signalised"):
+        lights = [li for li in net.traffic_lights if li.intersection_id == j.intersection_id]
+        period = lights[0].green_s + lights[0].yellow_s + lights[0].red_s
+        for t in np.arange(0.0, 2 * period, 0.5):
+            green = [li for li in lights if li.state_at(t) != "red"]
+            axes = {round(abs(math.cos(li.yaw))) for li in green}
+            assert len(axes) <= 1, (j.intersection_id, t)
+
+
+def test_nothing_stands_on_a_driving_lane_and_sidewalks_line_the_roads(town):
+    net = town.roads
+    lanes = shapely.union_all([_lane_poly(lane) for lane in net.lanes])
+    shapely.prepare(lanes)
+    for obj in town.objects:
+        if obj.semantic_class not in ("building", "vegetation", "car", "pole", "traffic_sign"):
+            continue
+        for geom in obj.geoms:
+            poly, z0, _ = geom_footprint(obj, geom)
+            if obj.semantic_class in ("pole", "traffic_sign") and z0 > 4.5:
+                continue  # a street light's arm reaches over the road's edge high up
+            assert not lanes.intersects(poly), obj.name
+    cars = [o for o in town.objects if o.semantic_class == "car"]
+    assert (len(cars) > 0) == (PRESETS[net.preset]["parked_car_density"] > 0)
+    driving = [_lane_poly(lane) for lane in net.lanes if lane.kind != "connector"]
+    tree = shapely.STRtree(driving)
+    reach = 3.2 / 2 + 2.2 + PRESETS[net.preset]["sidewalk_m"] + 0.2
+    for walk in net.sidewalks:
+        ring = shapely.LinearRing(walk.centerline)
+        assert not ring.buffer(walk.width_m / 2).intersects(shapely.union_all(driving))
+        pts = ring.interpolate(np.linspace(0.05, 0.95, 12), normalized=True)
+        assert np.all(tree.query_nearest(pts, return_distance=True)[1] < reach)
+    for cw in net.crosswalks:  # a crossing joins two sidewalks across lanes
+        span = shapely.LineString([cw.start, cw.end])
+        assert span.intersects(lanes)
+        if cw.sidewalks is not None:
+            assert cw.sidewalks[0] != cw.sidewalks[1]
+
+
+def test_the_floor_is_roads_sidewalks_and_crossings(town):
+    floor = floor_region(town)
+    net = town.roads
+    lane = next(lane for lane in net.lanes if lane.kind == "driving")
+    mid, _ = lane.point_at(lane.length_m() / 2)
+    assert floor.plan.contains(shapely.Point(mid[:2]))
+    building = next((o for o in town.objects if o.semantic_class == "building"), None)
+    if building is not None:
+        assert not floor.plan.contains(shapely.Point(building.pos[:2]))
+    assert floor.has_rooms is False
+
+
+def test_a_mid_city_at_its_defaults_has_a_kilometre_of_lanes_and_tall_bounds():
+    town = generate_town(TownConfig(preset="mid_city", texture_size=16), np.random.default_rng(0))
+    assert town.roads.total_lane_length_m() >= 1000.0
+    lo, hi = np.array(town.bounds_min), np.array(town.bounds_max)
+    tops = []
+    for obj in town.objects:
+        for geom in obj.geoms:
+            poly, z0, z1 = geom_footprint(obj, geom)
+            b = poly.bounds
+            assert np.all(lo <= (b[0], b[1], z0)) and np.all((b[2], b[3], z1) <= hi), obj.name
+            if obj.semantic_class == "building":
+                tops.append(z1)
+    assert abs(town.wall_height - max(tops)) < 0.01
+    assert sum(len(o.geoms) for o in town.objects) < 20000 and len(town.lights) == 1
+
+
+def test_skyscrapers_are_tall():
+    town = generate_town(_small("skyscraper_city"), np.random.default_rng(1))
+    heights = [
+        geom_footprint(o, o.geoms[1])[2] for o in town.objects if o.semantic_class == "building"
+    ]
+    assert heights and min(heights) >= 40.0 and max(heights) <= 152.0
+
+
+def test_the_town_builds_in_mujoco_and_a_depth_camera_sees_the_road(gl_backend):
+    import mujoco
+
+    from twinsim.config import RenderConfig
+    from twinsim.engine.world import World
+
+    town = generate_town(_small("small_town"), np.random.default_rng(2))
+    net = town.roads
+    lane = next(lane for lane in net.lanes if lane.kind == "driving")
+    on_road, _ = lane.point_at(lane.length_m() / 2)
+    walk = net.sidewalks[0]
+    a, b = np.array(walk.centerline[0]), np.array(walk.centerline[1])
+    on_walk = (a + b) / 2
+    scene = town.to_scene(2, (make_robot(start=(*on_road[:2], 30.0)),))
+    world = World(scene, RenderConfig(), 240)
+    try:
+        model, data = world.model, world.data
+        mujoco.mj_forward(model, data)
+        renderer = mujoco.Renderer(model, 32, 32)
+        renderer.enable_depth_rendering()
+        for xy, top in ((on_road[:2], 0.0), (on_walk, SIDEWALK_Z)):
+            cam = mujoco.MjvCamera()
+            cam.lookat[:] = (*xy, 0.0)
+            cam.distance, cam.elevation, cam.azimuth = 12.0, -90.0, 0.0
+            renderer.update_scene(data, camera=cam)
+            depth = renderer.render()
+            assert abs(float(depth[16, 16]) - (12.0 - top)) < 0.02
+        renderer.close()
+    finally:
+        world.close()
+
+
+def test_an_unknown_preset_is_a_one_line_error(tmp_path):
+    out = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("twinsim")),
+            "run",
+            "--config",
+            "town",
+            "--set",
+            "scene.preset=nope",
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "scene.preset" in lines[0] and "small_town" in lines[0]
+    assert "skyscraper_city" in lines[0]
+
+
+def test_a_recorded_run_in_a_small_town_validates(gl_backend, tmp_path):
+    from twinsim.config import load_config
+    from twinsim.scene.vocabulary import CLASS_ID
+    from twinsim.sequence import open_sequence, validate_sequence
+    from twinsim.sim import run
+
+    cfg = load_config("town", [], seed=1, duration_s=0.5)
+    folder = run(cfg, tmp_path / "seq")
+    report = validate_sequence(folder)
+    assert report.ok, report.problems
+    seq = open_sequence(folder)
+    assert seq.scene.roads is not None and seq.scene.roads.preset == "small_town"
+    semantic = np.concatenate([f.semantic.ravel() for f in seq.camera("cam0")])
+    assert {CLASS_ID["road"], CLASS_ID["sidewalk"], CLASS_ID["building"]} & set(semantic.tolist())
+
+
+def _reach(net, lane_id: int, within: int) -> set[int]:
+    """Driving and ramp lanes reached from a lane through the connectors of one junction."""
+    out, seen, todo = set(), set(), list(net.lanes[lane_id].successors)
+    while todo:
+        lane = net.lanes[todo.pop()]
+        if lane.lane_id in seen:
+            continue  # a roundabout's ring is a cycle
+        seen.add(lane.lane_id)
+        if lane.kind != "connector":
+            out.add(lane.lane_id)
+        elif lane.intersection_id == within:
+            todo += list(lane.successors)
+    return out
+
+
+def test_the_highway_has_an_off_ramp_to_the_grid_and_an_on_ramp_back():
+    town = generate_town(_small("highway"), np.random.default_rng(4))
+    net = town.roads
+    ramps = [lane for lane in net.lanes if lane.kind == "ramp"]
+    assert len(ramps) == 2
+    kinds = {j.intersection_id: j.kind for j in net.intersections}
+    into = net.predecessors()
+    fast = {lane.lane_id for lane in net.lanes if lane.speed_limit_mps > 20.0}
+    assert sum(net.lanes[i].length_m() for i in fast) > 1000.0
+    exits = 0
+    for ramp in ramps:
+        before = {kinds[net.lanes[c].intersection_id] for c in into[ramp.lane_id]}
+        after = {kinds[net.lanes[c].intersection_id] for c in ramp.successors}
+        fed_by = {p for c in into[ramp.lane_id] for p in into[c]}
+        if before == {"ramp"}:  # off-ramp: from the highway's outer lane into the grid
+            exits += 1
+            assert fed_by <= fast and after <= {"signalised", "priority"}
+            assert all(net.lanes[p].right_neighbor is None for p in fed_by)
+        else:  # on-ramp: from the grid onto the highway
+            assert after == {"ramp"}
+            onto = {s for c in ramp.successors for s in net.lanes[c].successors}
+            assert onto <= fast
+    assert exits == 1
+    # the road surface runs under the curved ramp: its middle is on a road geom
+    ramp = ramps[0]
+    mid, _ = ramp.point_at(ramp.length_m() / 2)
+    roads = [
+        geom_footprint(o, g)[0] for o in town.objects if o.semantic_class == "road" for g in o.geoms
+    ]
+    assert shapely.union_all(roads).contains(shapely.Point(mid[:2]))
+
+
+def test_the_rural_road_winds():
+    town = generate_town(_small("rural"), np.random.default_rng(5))
+    net = town.roads
+    assert not net.traffic_lights
+    lane = max(net.lanes, key=lambda ln: ln.length_m())
+    assert lane.length_m() > 500.0
+    pts = np.array(lane.centerline)[:, :2]
+    heading = np.unwrap(np.arctan2(*np.diff(pts, axis=0).T[::-1]))
+    assert np.ptp(heading) > math.radians(20.0)
+
+
+def test_a_small_town_has_a_roundabout_that_leads_to_every_arm():
+    town = generate_town(_small("small_town"), np.random.default_rng(6))
+    net = town.roads
+    (ring,) = [j for j in net.intersections if j.kind == "roundabout"]
+    into = net.predecessors()
+    centre = np.array(ring.center)
+    approaches = [
+        lane
+        for lane in net.lanes
+        if lane.kind == "driving"
+        and any(net.lanes[s].intersection_id == ring.intersection_id for s in lane.successors)
+    ]
+    assert len(approaches) == 4
+    for lane in approaches:
+        assert len(_reach(net, lane.lane_id, ring.intersection_id)) == 4  # every arm, U-turn too
+    arcs = [
+        lane
+        for lane in net.lanes
+        if lane.intersection_id == ring.intersection_id
+        and all(net.lanes[p].kind == "connector" for p in into[lane.lane_id])
+        and any(net.lanes[n].kind == "connector" for n in lane.successors)
+    ]
+    assert len(arcs) == 8  # between the 4 entries and 4 exits
+    for arc in arcs:  # the ring runs anticlockwise at a constant radius
+        pts = np.array(arc.centerline)[:, :2] - centre
+        assert np.allclose(np.linalg.norm(pts, axis=1), RING_R, atol=0.01)
+        assert pts[0][0] * pts[-1][1] - pts[0][1] * pts[-1][0] > 0
+    island = next(o for o in town.objects if o.name.startswith("island_"))
+    lanes = shapely.union_all([_lane_poly(lane) for lane in net.lanes])
+    assert not lanes.intersects(geom_footprint(island, island.geoms[0])[0])
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_every_preset_compiles_in_mujoco(preset):
+    from twinsim.config import RenderConfig
+    from twinsim.engine.build import compile_model
+
+    town = generate_town(_small(preset), np.random.default_rng(7))
+    model = compile_model(
+        town.to_scene(7, (make_robot(start=(0.0, 0.0, 60.0)),)), RenderConfig(), 240
+    )
+    robot_geoms = model.ngeom - sum(len(o.geoms) for o in town.objects)
+    assert 0 < robot_geoms < 20 and model.nlight == 1
+
+
+@pytest.mark.parametrize("kind", ("asphalt", "grass", "facade"))
+def test_the_outdoor_texture_kinds_are_deterministic_and_tile(kind):
+    from twinsim.scene.spec import TextureSpec
+    from twinsim.scene.textures import make_texture
+
+    # built without validation: `scene.spec.TextureKind` may not list the outdoor kinds yet
+    fields = dict(name="t", kind=kind, seed=3, size=64, params={})
+    spec = TextureSpec.model_construct(**fields, color_a=(0.8, 0.7, 0.6), color_b=(0.1, 0.15, 0.2))
+    img = make_texture(spec)
+    assert img.shape == (64, 64, 3) and np.array_equal(img, make_texture(spec))
+    assert not np.array_equal(img, make_texture(spec.model_copy(update={"seed": 4})))
+    assert img.std() > 3.0  # detail for feature detectors
+    if kind == "facade":  # windows (glass, color_b) are darker than the wall (color_a)
+        lum = img.mean(axis=2)
+        assert np.percentile(lum, 10) < 0.5 * np.percentile(lum, 90)

@@ -8,7 +8,10 @@ reference, the SHA-256 of each image (run twice to check that bytes repeat acros
 and optionally a side-by-side PNG (MuJoCo | Cycles at the middle sample count).
 
 Usage: python benchmarks/cycles_cost.py [--width 640 --height 480] [--samples 16 64 256]
-       [--reference 1024] [--repeats 2] [--json PATH] [--image PATH]
+       [--reference 1024] [--repeats 2] [--adaptive-threshold 0.01] [--json PATH] [--image PATH]
+
+With `--adaptive-threshold T` every denoised sample count is also rendered with Cycles'
+adaptive sampling at that noise threshold (rows with `adaptive_threshold`).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, nargs="+", default=[16, 64, 256])
     parser.add_argument("--reference", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--adaptive-threshold", type=float, default=0.0)
     parser.add_argument("--json", type=Path, default=Path("benchmarks/results/cycles_cost.json"))
     parser.add_argument("--image", type=Path, default=None)
     args = parser.parse_args()
@@ -71,25 +75,26 @@ def main() -> None:
         start = time.perf_counter()
         mujoco_rgb = world.render("cam0", *size).rgb
         mujoco_s = time.perf_counter() - start
-        images, rows = {}, []
-        for samples in [*args.samples, args.reference]:
-            denoise = samples != args.reference
-            settings = CyclesSettings(samples=samples, denoise=denoise)
+        adaptive = [args.adaptive_threshold] if args.adaptive_threshold > 0 else []
+        renders = [(n, True, a) for n in args.samples for a in (0.0, *adaptive)]
+        images, rows = [], []
+        for samples, denoise, threshold in [*renders, (args.reference, False, 0.0)]:
+            settings = CyclesSettings(
+                samples=samples, denoise=denoise, adaptive_threshold=threshold
+            )
             cycles = CyclesScene(world, settings, Path(tmp) / "work")
             repeats = args.repeats if denoise else 1
-            images[samples], seconds = _timed(cycles, T, K, size, clip, repeats)
-            rows.append(
-                {
-                    "samples": samples,
-                    "denoise": denoise,
-                    "s_per_frame": round(seconds, 3),
-                    "sha256": hashlib.sha256(images[samples].tobytes()).hexdigest(),
-                }
-            )
+            rgb, seconds = _timed(cycles, T, K, size, clip, repeats)
+            images.append(rgb)
+            row = {"samples": samples, "denoise": denoise}
+            if threshold > 0:
+                row["adaptive_threshold"] = threshold
+            row["s_per_frame"] = round(seconds, 3)
+            row["sha256"] = hashlib.sha256(rgb.tobytes()).hexdigest()
+            rows.append(row)
         world.close()
-    reference = images[args.reference]
-    for row in rows[:-1]:
-        img = images[row["samples"]]
+    reference = images[-1]
+    for row, img in zip(rows[:-1], images[:-1], strict=True):
         row["psnr_db_vs_reference"] = round(float(peak_signal_noise_ratio(reference, img)), 2)
         row["ssim_vs_reference"] = round(
             float(structural_similarity(reference, img, channel_axis=2)), 4
@@ -109,7 +114,7 @@ def main() -> None:
     if args.image is not None:
         from PIL import Image
 
-        middle = args.samples[len(args.samples) // 2]
+        middle = [r["samples"] for r in rows].index(args.samples[len(args.samples) // 2])
         Image.fromarray(np.hstack([mujoco_rgb, images[middle]])).save(args.image)
 
 

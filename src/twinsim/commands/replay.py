@@ -146,6 +146,9 @@ def replay_command(
     workers: Annotated[
         int, typer.Option(help="Cycles: processes rendering frames side by side (same bytes).")
     ] = 1,
+    adaptive_threshold: Annotated[
+        float, typer.Option(help="Cycles: adaptive sampling noise threshold (0: off).")
+    ] = 0.0,
 ) -> None:
     """Replay a sequence exactly (teleport) or through its controllers, optionally as a twin."""
     from twinsim.render.cycles.settings import CyclesSettings
@@ -166,6 +169,7 @@ def replay_command(
             motion_blur=motion_blur,
             bump=bump,
             workers=workers,
+            adaptive_threshold=adaptive_threshold,
         )
         light_fields = {
             k: v

@@ -240,7 +240,9 @@ def _configure(scene, settings: CyclesSettings) -> None:
     cycles = scene.cycles
     cycles.device = "CPU"
     cycles.samples = settings.samples
-    cycles.use_adaptive_sampling = False  # every pixel takes all its samples: reproducible
+    cycles.use_adaptive_sampling = settings.adaptive_threshold > 0.0
+    if cycles.use_adaptive_sampling:  # the same seed and threshold stop each pixel alike
+        cycles.adaptive_threshold = settings.adaptive_threshold
     cycles.seed = settings.seed
     cycles.use_animated_seed = False
     cycles.use_denoising = settings.denoise

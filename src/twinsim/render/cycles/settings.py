@@ -23,7 +23,9 @@ class CyclesSettings:
     1 ± this about the principal point) are lens effects, off by default; `motion_blur`: a
     camera with an exposure time is blurred by Cycles' own shutter over the recorded motion;
     `bump`: the strength of the bump maps made from each material's texture (0: flat);
-    `workers`: processes rendering frames side by side (the same bytes as one)."""
+    `workers`: processes rendering frames side by side (the same bytes as one);
+    `adaptive_threshold`: Cycles' adaptive sampling noise threshold (0: off, every pixel takes
+    all `samples`; 0.01 is Blender's default)."""
 
     samples: int = 16
     denoise: bool = True
@@ -36,6 +38,7 @@ class CyclesSettings:
     motion_blur: bool = True
     bump: float = 0.3
     workers: int = 1
+    adaptive_threshold: float = 0.0
 
     def __post_init__(self) -> None:
         if self.samples <= 0:
@@ -67,6 +70,10 @@ class CyclesSettings:
         if not 0.0 <= self.chromatic_aberration <= 0.05:
             raise ConfigError(
                 f"--chromatic-aberration must be in [0, 0.05], got {self.chromatic_aberration}"
+            )
+        if not 0.0 <= self.adaptive_threshold <= 1.0:
+            raise ConfigError(
+                f"--adaptive-threshold must be in [0, 1] (0: off), got {self.adaptive_threshold}"
             )
         if not 0.0 <= self.bump <= 1.0:
             raise ConfigError(f"--bump must be in [0, 1], got {self.bump}")

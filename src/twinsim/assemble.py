@@ -22,6 +22,7 @@ from twinsim.actors.flying import (
     planned_camera_pose,
 )
 from twinsim.actors.population import generate_people
+from twinsim.actors.town_traffic import PlannedBox, make_town_traffic
 from twinsim.actors.yielding import RobotTrack, yield_times, yield_to_robots
 from twinsim.config import FlyingObjectsConfig, PeopleConfig, TwinsimConfig
 from twinsim.errors import ConfigError
@@ -174,7 +175,7 @@ def build_scene(cfg: TwinsimConfig, live: bool = False) -> SceneSpec:
     robots are driven from outside (`twinsim.closedloop`): they keep their start pose and no
     planned path, and walkers keep clear of where they start.
     """
-    seeds = np.random.SeedSequence(cfg.seed).spawn(3 + len(cfg.robots))
+    seeds = np.random.SeedSequence(cfg.seed).spawn(4 + len(cfg.robots))
     layout_rng, people_rng, flight_rng, objects_rng = (np.random.default_rng(s) for s in seeds[:4])
     total_s = cfg.sim.bootstrap_s + cfg.sim.duration_s
     layout = GENERATORS.get(cfg.scene.generator).generate(cfg.scene, layout_rng)
@@ -184,7 +185,7 @@ def build_scene(cfg: TwinsimConfig, live: bool = False) -> SceneSpec:
     )
     robots: list[RobotSpec] = []
     sensors: list[SensorSpec] = []
-    robot_rngs = [flight_rng, *(np.random.default_rng(s) for s in seeds[4:])]
+    robot_rngs = [flight_rng, *(np.random.default_rng(s) for s in seeds[4:-1])]
     planning = keep_out_of_stationary_people(layout, actors.people)
     for (name, robot_cfg), rng in zip(cfg.robots.items(), robot_rngs, strict=True):
         start_allowed = _start_filter(actors.traces, [r.start_pos for r in robots])
@@ -197,6 +198,7 @@ def build_scene(cfg: TwinsimConfig, live: bool = False) -> SceneSpec:
     if live:
         robots = [r.model_copy(update={"path": ()}) for r in robots]
     actors = replace(actors, people=walkers_yield(actors.people, robots, total_s))
+    actors = _with_traffic(actors, cfg, layout, robots, total_s, np.random.default_rng(seeds[-1]))
     if cfg.flying_objects.pass_in_front and live:
         raise ConfigError(
             "flying_objects.pass_in_front: needs the robot's planned path; robots driven live "
@@ -213,6 +215,54 @@ def build_scene(cfg: TwinsimConfig, live: bool = False) -> SceneSpec:
             r.model_copy(update={"instance_id": first_robot_id + i}) for i, r in enumerate(robots)
         ]
     return actors.into(layout.to_scene(cfg.seed, tuple(robots), tuple(sensors)))
+
+
+def _with_traffic(
+    actors: Actors,
+    cfg: TwinsimConfig,
+    layout: Layout,
+    robots: Sequence[RobotSpec],
+    total_s: float,
+    rng: np.random.Generator,
+) -> Actors:
+    """The actors and the town's traffic (`cfg.traffic`), which keeps clear of the robots'
+    planned drives and of the people already there."""
+    traffic = cfg.traffic
+    if not (traffic.vehicles or traffic.walkers):
+        return actors
+    if layout.roads is None:
+        raise ConfigError(
+            f"traffic: vehicles={traffic.vehicles}, walkers={traffic.walkers} need a world with "
+            f"roads; scene.generator {cfg.scene.generator!r} has none (use scene.generator: town)"
+        )
+    made = make_town_traffic(
+        traffic.vehicles,
+        traffic.walkers,
+        traffic.speed_factor,
+        dict(traffic.classes),
+        layout.roads,
+        [_planned_box(r) for r in robots],
+        actors.people,
+        total_s,
+        rng,
+        actors.next_id,
+        len(actors.people),
+    )
+    return replace(
+        actors,
+        people=(*actors.people, *made.walkers),
+        flying_objects=(*actors.flying_objects, *made.vehicles),
+        flying_materials=(*actors.flying_materials, *made.materials),
+        textures=(*actors.textures, *made.textures),
+        next_id=made.next_id,
+    )
+
+
+def _planned_box(robot: RobotSpec) -> PlannedBox:
+    """A robot's planned footprint box, for traffic to keep clear of."""
+    kind = ROBOTS.get(robot.kind)
+    half_length, half_width = kind.planned_extent(robot)
+    return PlannedBox(lambda t: kind.planned_footprint(robot, t)[0], half_length, half_width)
 
 
 def _placing_only(robot_cfg):

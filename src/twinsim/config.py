@@ -70,6 +70,34 @@ class PeopleConfig(_Config):
         return self
 
 
+class TrafficConfig(_Config):
+    """Traffic of a world with a road network (`scene.generator: town`): vehicles driving its
+    lanes and walkers on its sidewalks and crosswalks (CARLA-Loc's dynamic runs: 102–296
+    vehicles, 30–56 walkers, speeds 80–120 % of the limit). None by default."""
+
+    vehicles: int = Field(0, ge=0, le=1000)
+    walkers: int = Field(0, ge=0, le=500)
+    speed_factor: tuple[float, float] = (0.8, 1.2)  # × the lane's speed limit, per vehicle
+    classes: dict[Literal["car", "van", "truck", "bus", "bicycle"], float] = Field(
+        default_factory=lambda: {
+            "car": 0.7,
+            "van": 0.12,
+            "truck": 0.07,
+            "bus": 0.05,
+            "bicycle": 0.06,
+        }
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> TrafficConfig:
+        lo, hi = self.speed_factor
+        if not 0.0 < lo <= hi <= 2.0:
+            raise ValueError(f"speed_factor={self.speed_factor} must be 0 < low <= high <= 2")
+        if any(w < 0 for w in self.classes.values()) or sum(self.classes.values()) <= 0:
+            raise ValueError(f"classes={self.classes} weights must be >= 0 with a positive sum")
+        return self
+
+
 class FlyingObjectsConfig(_Config):
     """Objects flown by random time-keyed transforms; collisions deliberately not avoided.
     The default world flies a few (5, GRADE's smaller flying-object count)."""
@@ -142,6 +170,7 @@ class TwinsimConfig(_Config):
     robots: dict[str, ROBOT_CONFIG] = Field(default_factory=_default_robots)  # type: ignore[valid-type]
     people: PeopleConfig = PeopleConfig()
     flying_objects: FlyingObjectsConfig = FlyingObjectsConfig()
+    traffic: TrafficConfig = TrafficConfig()
     groundtruth: GroundTruthConfig = GroundTruthConfig()
     render: RenderConfig = RenderConfig()
     output: OutputConfig = OutputConfig()

@@ -17,6 +17,8 @@ import numpy as np
 
 from twinsim._numerics import numerics
 from twinsim._version import __version__
+from twinsim.actors.pedestrians import WALKER_PREFIX
+from twinsim.actors.town_traffic import VEHICLE_PREFIX
 from twinsim.assemble import build_scene
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
@@ -116,9 +118,27 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "instances": scene.instance_table(),
         "people": {"requested": cfg.people.count, "placed": len(scene.people)},
         "flying_objects": len(scene.flying_objects),
+        **_traffic_metadata(cfg, scene),
         "rooms": [r.model_dump(mode="json") for r in scene.rooms],
         "robots": [{"name": r.name, "kind": r.kind} for r in scene.robots],
         "streams": streams,
+    }
+
+
+def _traffic_metadata(cfg: TwinsimConfig, scene: SceneSpec) -> dict:
+    """How many vehicles and walkers a town asked for and has (nothing for a world without
+    roads)."""
+    if scene.roads is None:
+        return {}
+    vehicles = sum(f.name.startswith(VEHICLE_PREFIX) for f in scene.flying_objects)
+    walkers = sum(p.name.startswith(WALKER_PREFIX) for p in scene.people)
+    traffic = cfg.traffic
+    return {
+        "traffic": {
+            "vehicles": {"requested": traffic.vehicles, "placed": vehicles},
+            "walkers": {"requested": traffic.walkers, "placed": walkers},
+            "lights": len(scene.roads.traffic_lights),
+        }
     }
 
 

@@ -313,7 +313,7 @@ class _Floor:
         return None
 
 
-def _gait_hz(speed_mps: float, height_m: float, step_per_height: float) -> float:
+def walking_gait_hz(speed_mps: float, height_m: float, step_per_height: float) -> float:
     """Step rate that gives a step of `step_per_height` × height at this speed, kept human."""
     step_m = step_per_height * height_m
     return _r3(min(max(speed_mps / step_m, GAIT_HZ[0]), GAIT_HZ[1]))
@@ -359,7 +359,7 @@ def _motion(
     weights = np.array([weights_by_kind[k] for k in kinds], dtype=float)
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
     step_per_height = rng.uniform(*STEP_PER_HEIGHT)
-    gait_hz = _gait_hz(1.0, height_m, step_per_height)
+    gait_hz = walking_gait_hz(1.0, height_m, step_per_height)
     if kind == "bvh":
         return _clip_motion(clips[int(rng.integers(len(clips)))], floor, rng, gait_hz)
     route = floor.route(rng) if kind == "walk" else None
@@ -401,7 +401,7 @@ def _motion(
     length = walk_path_length(waypoints)
     speed = math.floor(1000 * min(rng.uniform(*cfg.speed_mps), length / MIN_WALK_CYCLE_S)) / 1000
     cycle = length / speed
-    gait_hz = _gait_hz(speed, height_m, step_per_height)
+    gait_hz = walking_gait_hz(speed, height_m, step_per_height)
     return HumanMotionSpec(
         kind="walk",
         waypoints=waypoints,
@@ -494,3 +494,28 @@ def generate_people(
         placed=placement.placed,
         traces=placement.traces,
     )
+
+
+def random_person(
+    rng: np.random.Generator,
+    person_id: int,
+    name: str,
+    first_instance_id: int,
+    motion_for_height: Callable[[float, float], HumanMotionSpec],
+) -> tuple[PersonSpec, tuple[MaterialSpec, ...], tuple[TextureSpec, ...]]:
+    """One person drawn and dressed as the placed people are, with the motion
+    `motion_for_height(height_m, step_per_height)` gives (drawing from `rng` too), and the
+    materials and textures their clothes bring (instances `first_instance_id` and the next)."""
+    body = _body(rng)
+    step_per_height = rng.uniform(*STEP_PER_HEIGHT)
+    motion = motion_for_height(body.height_m, step_per_height)
+    wardrobe = _Wardrobe(name, rng)
+    person = PersonSpec(
+        person_id=person_id,
+        name=name,
+        body_instance_id=first_instance_id,
+        clothing_instance_id=first_instance_id + 1,
+        body=wardrobe.dress(body),
+        motion=motion,
+    )
+    return person, tuple(wardrobe.materials), tuple(wardrobe.textures)

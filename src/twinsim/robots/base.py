@@ -184,6 +184,13 @@ class Robot(ABC):
             xy = np.tile(np.asarray(spec.start_pos[:2], dtype=float), (len(t), 1))
         return xy, float(getattr(spec, "footprint_radius_m", DEFAULT_FOOTPRINT_RADIUS_M))
 
+    def planned_extent(self, spec: RobotSpec) -> tuple[float, float]:
+        """Half the length and half the width of the robot's footprint about the point
+        `planned_footprint` gives, along its direction of travel (traffic keeps clear of this
+        box); by default the footprint circle's square."""
+        radius = self.planned_footprint(spec, np.zeros(1))[1]
+        return radius, radius
+
     def default_sensors(self) -> dict[str, dict]:
         """The sensors (settings by name, each with its `kind`) a config without any gets."""
         return {}

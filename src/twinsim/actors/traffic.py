@@ -1,0 +1,500 @@
+"""Traffic on a town's road network: vehicles driving its lanes with the Intelligent Driver
+Model, stopping at red lights, taking turns through intersections, giving way to people on
+crossings and to the ego's planned drive; simulated once when the world is assembled, so
+every vehicle's motion is a pure function of time in `scene.json` (keyframes of a
+`FlyingObjectSpec`, as other moving objects).
+
+The simulation steps `DT_S`. Each vehicle follows a seeded route along the lane graph at its
+own desired speed (the lane's limit × a factor drawn from `speed_factor`, capped by its
+class). Its IDM leader is the nearest of, along its route within the look-ahead:
+- the rear of any vehicle (or of the ego, where its planned path lies on a lane) ahead;
+- a stop line whose light is red, or yellow while it can still stop comfortably;
+- the end of the lane before an intersection it may not enter yet. A vehicle enters a
+  connector (a lane through an intersection) only holding a reservation: no other vehicle
+  holds one on a connector that crosses or merges with it, the ego's path keeps off those
+  connectors, and no person is on a crossing it passes, while it would be inside (its length
+  at its speed, plus `CLEAR_MARGIN_S`).
+A vehicle that still comes within reach of the ego or of a person (the model keeps them apart
+by these rules, the check is the guarantee) is taken out of the scene; removing one never
+brings two others together, since each kept vehicle already kept clear of all. The numbers
+requested, placed and removed are reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from shapely.geometry import LineString, Point, Polygon
+
+from twinsim.actors.lane_paths import connector_conflicts, lane_paths, random_route
+from twinsim.actors.vehicles import CLASSES, VehicleClass
+from twinsim.scene.roads import RoadNetworkSpec
+
+log = logging.getLogger(__name__)
+
+DT_S = 0.2  # traffic simulation step
+KEY_EVERY = 2  # a keyframe every this many steps (0.4 s)
+LOOK_AHEAD_M = 80.0
+IDM_DELTA = 4.0
+CLEAR_MARGIN_S = 2.0  # a reservation also covers this long after the vehicle would be through
+RESERVE_REACH_M = 25.0  # a vehicle asks for its connector this far before the stop line
+SPAWN_GAP_M = 8.0  # at least this much free lane between spawned vehicles
+EGO_CLEAR_M = 1.0  # kept between a vehicle's footprint and the ego's
+PERSON_CLEAR_M = 0.8  # kept between a vehicle's footprint and a person's root
+EGO_START_CLEAR_M = 30.0  # no vehicle starts this near the ego's start
+LATERAL_MPS2 = 2.0  # comfortable lateral acceleration: a lane's curve caps its speed
+STOP_SHORT_M = 1.5  # a waiting front stays this far before its lane's end (or its stop line)
+
+
+@dataclass(frozen=True)
+class EgoTrack:
+    """The ego's planned drive on the traffic clock: centre x, y, heading, the lanes it is on
+    (lane id, arc length of its centre) at each step, and its half length and width."""
+
+    xy: np.ndarray  # (N, 2)
+    yaw: np.ndarray  # (N,)
+    lanes: list[list[tuple[int, float]]]
+    half_length_m: float
+    half_width_m: float
+
+
+@dataclass(frozen=True)
+class CrossingTrack:
+    """Where people are on the traffic clock: for each crosswalk, whether anyone is on it
+    (or about to step on) at each step."""
+
+    occupied: dict[int, np.ndarray]  # crosswalk id → (N,) bool
+    people_xy: np.ndarray  # (P, N, 2) every person's root
+
+
+@dataclass
+class _Vehicle:
+    cls: VehicleClass
+    route: list[int]
+    starts: list[float]  # where each route lane begins along the route (m)
+    factor: float
+    index: int = 0  # position in route
+    s: float = 0.0  # front bumper's arc length on route[index]
+    v: float = 0.0
+    #: connector held → where it begins and ends along the route (m)
+    reserved: dict[int, tuple[float, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrafficResult:
+    """Each kept vehicle's class and its pose samples (times, x, y, z, yaw), and the counts."""
+
+    classes: tuple[str, ...]
+    times: np.ndarray  # (K,)
+    poses: np.ndarray  # (V, K, 4): x, y, z, yaw of the vehicle's centre on the ground
+    requested: int
+    placed: int
+    removed: int
+
+
+def _clock(total_s: float) -> np.ndarray:
+    return np.arange(math.ceil(total_s / DT_S) + 1) * DT_S
+
+
+class TrafficSim:
+    """One simulation of `count` vehicles on `network` (see the module)."""
+
+    def __init__(
+        self,
+        network: RoadNetworkSpec,
+        rng: np.random.Generator,
+        total_s: float,
+        egos: Sequence[EgoTrack],
+        crossings: CrossingTrack | None,
+    ) -> None:
+        self.net, self.rng, self.egos, self.crossings = network, rng, tuple(egos), crossings
+        self.paths = lane_paths(network)
+        self.conflicts = connector_conflicts(network, self.paths)
+        self.t = _clock(total_s)
+        self.crossed = self._crossed_by_connectors()
+        self.holders: dict[int, int] = {}  # connector → how many vehicles hold it
+        self.ego_connectors = self._ego_connector_steps()
+        self.curve_cap = [_curve_speed(path.points) for path in self.paths]
+
+    # ------------------------------------------------------------------ set-up
+    def _crossed_by_connectors(self) -> dict[int, list[int]]:
+        """The crosswalks each connector (or any lane) passes over."""
+        out: dict[int, list[int]] = {}
+        if self.crossings is None:
+            return out
+        walks = {
+            c.crosswalk_id: LineString([c.start, c.end]).buffer(c.width_m / 2 + 0.5)
+            for c in self.net.crosswalks
+        }
+        for lane, path in zip(self.net.lanes, self.paths, strict=True):
+            strip = path.line().buffer(lane.width_m / 2)
+            out[lane.lane_id] = [cid for cid, poly in walks.items() if strip.intersects(poly)]
+        return out
+
+    def _ego_connector_steps(self) -> dict[int, np.ndarray]:
+        """For each connector, the steps at which an ego is on it (or on one in conflict)."""
+        on = {lid: np.zeros(len(self.t), bool) for lid in self.conflicts}
+        for ego in self.egos:
+            for k, here in enumerate(ego.lanes[: len(self.t)]):
+                for lid, _ in here:
+                    if lid in on:
+                        on[lid][k] = True
+                        for other in self.conflicts[lid]:
+                            on[other][k] = True
+        return on
+
+    def spawn(self, count: int, speed_factor: tuple[float, float], weights: dict[str, float]):
+        """Place up to `count` vehicles on driving lanes, apart and away from the egos' starts."""
+        lanes = [lane for lane in self.net.lanes if lane.kind != "connector"]
+        names = list(weights)
+        p = np.array([weights[n] for n in names], float)
+        p /= p.sum()
+        taken: dict[int, list[tuple[float, float]]] = {}
+        vehicles: list[_Vehicle] = []
+        ego_starts = np.array([ego.xy[0] for ego in self.egos]).reshape(-1, 2)
+        lengths = np.array([self.paths[lane.lane_id].length for lane in lanes])
+        for _ in range(count * 6):
+            if len(vehicles) == count:
+                break
+            cls = CLASSES[names[int(self.rng.choice(len(names), p=p))]]
+            lane = lanes[int(self.rng.choice(len(lanes), p=lengths / lengths.sum()))]
+            path = self.paths[lane.lane_id]
+            if path.length < cls.length_m + 2 * SPAWN_GAP_M:
+                continue
+            s = float(self.rng.uniform(cls.length_m + SPAWN_GAP_M, path.length - SPAWN_GAP_M))
+            span = (s - cls.length_m - SPAWN_GAP_M, s + SPAWN_GAP_M)
+            if any(a < span[1] and span[0] < b for a, b in taken.get(lane.lane_id, [])):
+                continue
+            if (np.linalg.norm(ego_starts - path.at(s)[:2], axis=1) < EGO_START_CLEAR_M).any():
+                continue
+            factor = float(self.rng.uniform(*speed_factor))
+            reach = max(cls.top_speed_mps, lane.speed_limit_mps) * factor * self.t[-1] + 200.0
+            route = random_route(self.net, lane.lane_id, reach, self.rng, self.paths)
+            taken.setdefault(lane.lane_id, []).append((s - cls.length_m, s))
+            v0 = self._desired(cls, factor, lane.lane_id)
+            starts = np.concatenate([[0.0], np.cumsum([self.paths[r].length for r in route])])
+            vehicles.append(_Vehicle(cls, route, starts.tolist(), factor, 0, s, 0.5 * v0))
+        return vehicles
+
+    def _desired(self, cls: VehicleClass, factor: float, lane_id: int) -> float:
+        """The speed a vehicle wants on a lane: its limit × the vehicle's factor, capped by
+        its class and by the lane's curve."""
+        limit = self.net.lanes[lane_id].speed_limit_mps * factor
+        return min(limit, cls.top_speed_mps, self.curve_cap[lane_id])
+
+    def _target(self, veh: _Vehicle) -> float:
+        """The speed to aim for now: the desired speed of each lane ahead within the look-
+        ahead, reachable from here by braking at the comfortable deceleration."""
+        b, ahead, target = veh.cls.decel_mps2, -veh.s, math.inf
+        for j in range(veh.index, len(veh.route)):
+            lane_id = veh.route[j]
+            v = self._desired(veh.cls, veh.factor, lane_id)
+            target = min(target, math.sqrt(v * v + 2.0 * b * max(ahead, 0.0)))
+            ahead += self.paths[lane_id].length
+            if ahead > LOOK_AHEAD_M:
+                break
+        return target
+
+    # ------------------------------------------------------------------ stepping
+    def run(self, vehicles: list[_Vehicle]) -> np.ndarray:
+        """Simulate; each vehicle's (x, y, z, yaw) of its centre at every step (V, N, 4)."""
+        lane = np.zeros((len(vehicles), len(self.t)), int)
+        arc = np.zeros((len(vehicles), len(self.t)))
+        for k in range(len(self.t)):
+            for i, veh in enumerate(vehicles):
+                lane[i, k], arc[i, k] = self._centre(veh)
+            if k + 1 < len(self.t):
+                self._step(vehicles, k)
+        out = np.zeros((len(vehicles), len(self.t), 4))
+        for lid in np.unique(lane):
+            on = lane == lid
+            path = self.paths[int(lid)]
+            out[on, :3] = path.at(arc[on])
+            out[on, 3] = path.heading(arc[on])
+        return out
+
+    def _centre(self, veh: _Vehicle) -> tuple[int, float]:
+        """The lane and arc length of the vehicle's centre (half a length behind its front)."""
+        index, s = veh.index, veh.s - veh.cls.length_m / 2
+        while s < 0.0 and index > 0:  # the centre is still on the lane before
+            index -= 1
+            s += self.paths[veh.route[index]].length
+        return veh.route[index], s
+
+    def _occupancy(
+        self, vehicles: list[_Vehicle], k: int
+    ) -> dict[int, list[tuple[float, float, int]]]:
+        """Per lane, (rear s, speed, vehicle index or −1 for an ego) of whoever is on it."""
+        occ: dict[int, list[tuple[float, float, int]]] = {}
+        for i, veh in enumerate(vehicles):
+            rear, index = veh.s - veh.cls.length_m, veh.index
+            occ.setdefault(veh.route[index], []).append((rear, veh.v, i))
+            while rear < 0.0 and index > 0:  # its tail still on the lanes behind
+                index -= 1
+                rear += self.paths[veh.route[index]].length
+                occ.setdefault(veh.route[index], []).append((rear, veh.v, i))
+        for ego in self.egos:
+            if k >= len(ego.lanes):
+                continue
+            speed = 0.0
+            if k + 1 < len(ego.xy):
+                speed = float(np.linalg.norm(ego.xy[k + 1] - ego.xy[k]) / DT_S)
+            for lid, s in ego.lanes[k]:
+                occ.setdefault(lid, []).append((s - ego.half_length_m, speed, -1))
+        return occ
+
+    def _step(self, vehicles: list[_Vehicle], k: int) -> None:
+        occ = self._occupancy(vehicles, k)
+        t = float(self.t[k])
+        accel = []
+        for i, veh in enumerate(vehicles):
+            gap, v_lead = self._leader(i, veh, occ, k, t)
+            accel.append(self._idm(veh, gap, v_lead))
+        for veh, a in zip(vehicles, accel, strict=True):
+            v_new = max(veh.v + a * DT_S, 0.0)
+            veh.s += 0.5 * (veh.v + v_new) * DT_S
+            veh.v = v_new
+            self._advance(veh)
+
+    def _idm(self, veh: _Vehicle, gap: float, v_lead: float) -> float:
+        cls = veh.cls
+        v0 = max(self._target(veh), 0.1)
+        a, b = cls.accel_mps2, cls.decel_mps2
+        free = 1.0 - (veh.v / v0) ** IDM_DELTA
+        if not math.isfinite(gap):
+            return a * free
+        s_star = cls.min_gap_m + max(
+            0.0, veh.v * cls.headway_s + veh.v * (veh.v - v_lead) / (2 * math.sqrt(a * b))
+        )
+        return max(a * (free - (s_star / max(gap, 0.1)) ** 2), -3.0 * b)
+
+    def _leader(self, i: int, veh: _Vehicle, occ, k: int, t: float) -> tuple[float, float]:
+        """Gap (m) to whatever the vehicle must stay behind along its route, and its speed."""
+        ahead = -veh.s  # distance from the front bumper to the start of route[j]
+        for j in range(veh.index, len(veh.route)):
+            lane_id = veh.route[j]
+            gaps = [
+                (ahead + rear, v)
+                for rear, v, who in occ.get(lane_id, ())
+                if who != i and (j > veh.index or rear > veh.s)
+            ]
+            if gaps:
+                gap, v = min(gaps)
+                return max(gap, 0.0), v
+            end = ahead + self.paths[lane_id].length  # distance to this lane's end
+            if end > LOOK_AHEAD_M:
+                return math.inf, 0.0
+            if j + 1 == len(veh.route):
+                return max(end - 0.5, 0.0), 0.0  # a dead end: stop there
+            if not self._may_leave(veh, lane_id, veh.route[j + 1], end, k, t):
+                stop = self.net.lanes[lane_id].stop_line_s_m
+                short = STOP_SHORT_M if stop is None else self.paths[lane_id].length - stop
+                return max(end - max(short, STOP_SHORT_M), 0.0), 0.0
+            ahead = end
+        return math.inf, 0.0
+
+    def _may_leave(
+        self, veh: _Vehicle, lane_id: int, nxt: int, end: float, k: int, t: float
+    ) -> bool:
+        """Whether the vehicle may drive past the end of `lane_id` into `nxt` (its light and,
+        for a connector, its reservation); a connector beyond braking reach counts as free
+        for now (the vehicle asks again as it comes nearer)."""
+        lane = self.net.lanes[lane_id]
+        if lane.stop_light_id is not None:
+            state = self.net.light(lane.stop_light_id).state_at(t)
+            stop = state == "red" or (
+                state == "yellow" and end > veh.v * veh.v / (2 * veh.cls.decel_mps2)
+            )
+            if stop:
+                self._release_ahead(veh)  # waiting at a red light holds no junction
+                return False
+        if nxt not in self.conflicts or nxt in veh.reserved:
+            return True
+        cls = veh.cls
+        reach = RESERVE_REACH_M + veh.v * cls.headway_s + veh.v * veh.v / (2 * cls.decel_mps2)
+        if end > reach:
+            return True
+        return self._reserve(veh, nxt, end, k)
+
+    def _chain(self, veh: _Vehicle, j: int) -> list[int]:
+        """Route positions of the connectors from `j` on through the same intersection."""
+        junction = self.net.lanes[veh.route[j]].intersection_id
+        chain = [j]
+        while (
+            chain[-1] + 1 < len(veh.route)
+            and self.net.lanes[veh.route[chain[-1] + 1]].intersection_id == junction
+        ):
+            chain.append(chain[-1] + 1)
+        return chain
+
+    def _reserve(self, veh: _Vehicle, connector: int, end: float, k: int) -> bool:
+        """Take every connector of the vehicle's way through the intersection at once (so no
+        vehicle ever waits holding one: no deadlock) if nobody holds one in conflict with
+        them, the ego keeps off them and no person is on their crossings while the vehicle
+        would be inside."""
+        chain = self._chain(veh, veh.route.index(connector, veh.index))
+        lanes = [veh.route[j] for j in chain]
+        own = set(lanes)
+        if any(self.holders.get(c, 0) for lid in lanes for c in self.conflicts[lid] - own):
+            return False
+        v = max(veh.v, 2.0)
+        through = sum(self.paths[lid].length for lid in lanes)
+        inside_s = (end + through + veh.cls.length_m) / v + CLEAR_MARGIN_S
+        window = slice(k, min(len(self.t), k + math.ceil(inside_s / DT_S) + 1))
+        for lid in lanes:
+            on = self.ego_connectors.get(lid)
+            if on is not None and on[window].any():
+                return False
+            if self.crossings is not None:
+                for cid in self.crossed.get(lid, []):
+                    if self.crossings.occupied[cid][window].any():
+                        return False
+        for j, lid in zip(chain, lanes, strict=True):
+            self.holders[lid] = self.holders.get(lid, 0) + 1
+            veh.reserved[lid] = (veh.starts[j], veh.starts[j + 1])
+        return True
+
+    def _release_ahead(self, veh: _Vehicle) -> None:
+        """Give back the connectors the vehicle holds but has not entered yet."""
+        front = veh.starts[veh.index] + veh.s
+        for lid, (start, _) in list(veh.reserved.items()):
+            if start > front:
+                del veh.reserved[lid]
+                self.holders[lid] -= 1
+
+    def _advance(self, veh: _Vehicle) -> None:
+        """Move on to the next lane(s) of the route; release the connectors its tail has left."""
+        while veh.index + 1 < len(veh.route) and veh.s > self.paths[veh.route[veh.index]].length:
+            veh.s -= self.paths[veh.route[veh.index]].length
+            veh.index += 1
+        if veh.index + 1 == len(veh.route):
+            veh.s = min(veh.s, self.paths[veh.route[veh.index]].length)
+        rear = veh.starts[veh.index] + veh.s - veh.cls.length_m
+        for connector, (_, end) in list(veh.reserved.items()):
+            if rear > end:
+                del veh.reserved[connector]
+                self.holders[connector] -= 1
+
+
+def _curve_speed(points: np.ndarray) -> float:
+    """The speed at which a lane's mean curvature (its turning over its length) gives
+    `LATERAL_MPS2` of lateral acceleration (inf for a straight lane)."""
+    d = np.diff(points[:, :2], axis=0)
+    d = d[np.linalg.norm(d, axis=1) > 1e-6]
+    if len(d) < 2:
+        return math.inf
+    heading = np.unwrap(np.arctan2(d[:, 1], d[:, 0]))
+    turning = float(np.abs(np.diff(heading)).sum())
+    length = float(np.linalg.norm(d, axis=1).sum())
+    return math.inf if turning < 1e-3 else math.sqrt(LATERAL_MPS2 * length / turning)
+
+
+def _footprint(pose: np.ndarray, half_l: float, half_w: float) -> Polygon:
+    x, y, _, yaw = pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    corners = [
+        (x + c * a - s * b, y + s * a + c * b)
+        for a, b in ((half_l, half_w), (-half_l, half_w), (-half_l, -half_w), (half_l, -half_w))
+    ]
+    return Polygon(corners)
+
+
+def _apart(poses: np.ndarray, classes: Sequence[VehicleClass]) -> np.ndarray:
+    """Which vehicles to keep so that no two kept footprints ever overlap: of each pair that
+    does, the one spawned later goes (once; the model keeps nearly all apart)."""
+    keep = np.ones(len(classes), bool)
+    reach = np.array([math.hypot(c.length_m / 2, c.width_m / 2) for c in classes])
+    for k in range(poses.shape[1]):
+        xy = poses[:, k, :2]
+        near = np.linalg.norm(xy[:, None] - xy[None], axis=-1) < reach[:, None] + reach[None]
+        for i, j in zip(*np.nonzero(np.triu(near, 1)), strict=True):
+            if not (keep[i] and keep[j]):
+                continue
+            a = _footprint(poses[i, k], classes[i].length_m / 2, classes[i].width_m / 2)
+            b = _footprint(poses[j, k], classes[j].length_m / 2, classes[j].width_m / 2)
+            if a.intersects(b):
+                keep[j] = False
+    return keep
+
+
+def keep_clear(
+    poses: np.ndarray,
+    classes: Sequence[VehicleClass],
+    egos: Sequence[EgoTrack],
+    people_xy: np.ndarray | None,
+) -> np.ndarray:
+    """Which vehicles keep apart from each other, `EGO_CLEAR_M` from each ego's footprint and
+    `PERSON_CLEAR_M` from every person's root at every step (bool per vehicle)."""
+    keep = _apart(poses, classes) if len(classes) else np.ones(0, bool)
+    for i, cls in enumerate(classes):
+        if not keep[i]:
+            continue
+        half_l, half_w = cls.length_m / 2, cls.width_m / 2
+        centre = poses[i, :, :2]
+        for ego in egos:
+            if not keep[i]:
+                break
+            n = min(len(ego.xy), len(centre))
+            reach = math.hypot(half_l, half_w) + math.hypot(ego.half_length_m, ego.half_width_m)
+            near = np.flatnonzero(
+                np.linalg.norm(centre[:n] - ego.xy[:n], axis=1) < reach + EGO_CLEAR_M
+            )
+            for k in near:
+                ego_box = _footprint(
+                    np.r_[ego.xy[k], 0.0, ego.yaw[k]], ego.half_length_m, ego.half_width_m
+                )
+                if _footprint(poses[i, k], half_l, half_w).distance(ego_box) < EGO_CLEAR_M:
+                    keep[i] = False
+                    break
+        if keep[i] and people_xy is not None and len(people_xy):
+            n = min(people_xy.shape[1], len(centre))
+            d = np.linalg.norm(people_xy[:, :n] - centre[None, :n], axis=-1)
+            near = np.argwhere(d < math.hypot(half_l, half_w) + PERSON_CLEAR_M)
+            for p, k in near:
+                box = _footprint(poses[i, k], half_l, half_w)
+                if box.distance(Point(people_xy[p, k])) < PERSON_CLEAR_M:
+                    keep[i] = False
+                    break
+    return keep
+
+
+def simulate_traffic(
+    network: RoadNetworkSpec,
+    count: int,
+    speed_factor: tuple[float, float],
+    weights: dict[str, float],
+    total_s: float,
+    rng: np.random.Generator,
+    egos: Sequence[EgoTrack] = (),
+    crossings: CrossingTrack | None = None,
+) -> TrafficResult:
+    """`count` vehicles on `network` over `total_s` (see the module); fewer if the town has no
+    room for them, or if some had to be taken out to keep clear of the ego and people."""
+    sim = TrafficSim(network, rng, total_s, egos, crossings)
+    vehicles = sim.spawn(count, speed_factor, weights)
+    poses = sim.run(vehicles) if vehicles else np.zeros((0, len(sim.t), 4))
+    classes = [v.cls for v in vehicles]
+    keep = keep_clear(poses, classes, egos, None if crossings is None else crossings.people_xy)
+    placed, removed = len(vehicles), int((~keep).sum())
+    if placed < count or removed:
+        log.warning(
+            "traffic: %d of %d vehicles placed, %d taken out to keep clear of each other, the ego "
+            "and people",
+            placed,
+            count,
+            removed,
+        )
+    kept = np.flatnonzero(keep)
+    keys = slice(None, None, KEY_EVERY)
+    return TrafficResult(
+        classes=tuple(classes[i].name for i in kept),
+        times=sim.t[keys],
+        poses=poses[kept][:, keys],
+        requested=count,
+        placed=placed,
+        removed=removed,
+    )

@@ -135,8 +135,9 @@ def test_walkers_keep_to_sidewalks_and_cross_at_red(scene):
     net = scene.roads
     walks = shapely.union_all(
         [
-            shapely.LineString([*w.centerline, *w.centerline[:1]] if w.closed else w.centerline)
-            .buffer(w.width_m / 2 + 0.3)
+            shapely.LineString(
+                [*w.centerline, *w.centerline[:1]] if w.closed else w.centerline
+            ).buffer(w.width_m / 2 + 0.3)
             for w in net.sidewalks
         ]
     )

@@ -2,6 +2,9 @@
 
 EuRoC's body frame B is the IMU frame: `T_BS` of a camera maps its optical frame into the IMU
 frame, and the ground truth is the pose of the IMU in the world, quaternion scalar first.
+Each GNSS stream `<name>` is written as `mav0/<name>0/data.csv` (timestamp, latitude and
+longitude in degrees, altitude in m above the WGS-84 ellipsoid, then the NavSatStatus: 0 fix,
+-1 no fix with nan position), with a sensor.yaml giving the antenna's T_BS and the datum.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ _IMU_HEADER = (
     "#timestamp [ns],w_RS_S_x [rad s^-1],w_RS_S_y [rad s^-1],w_RS_S_z [rad s^-1],"
     "a_RS_S_x [m s^-2],a_RS_S_y [m s^-2],a_RS_S_z [m s^-2]"
 )
+_GNSS_HEADER = "#timestamp [ns],latitude [deg],longitude [deg],altitude [m],status []"
 _GT_HEADER = (
     "#timestamp, p_RS_R_x [m], p_RS_R_y [m], p_RS_R_z [m], q_RS_w [], q_RS_x [], q_RS_y [], "
     "q_RS_z [], v_RS_R_x [m s^-1], v_RS_R_y [m s^-1], v_RS_R_z [m s^-1], "
@@ -90,7 +94,35 @@ def export_euroc(
         )
     _write_imu(seq, imu, mav / "imu0")
     _write_groundtruth(seq, T_body_imu, mav / "state_groundtruth_estimate0")
+    for gnss in streams_of_type(seq, "gnss"):
+        _write_gnss(seq, gnss, T_body_imu, mav / f"{gnss}0")
     return out
+
+
+def _write_gnss(seq: SequenceReader, gnss: str, T_body_imu: np.ndarray, folder: Path) -> None:
+    """A GNSS stream's geodetic fixes and its sensor.yaml (antenna in the IMU frame)."""
+    folder.mkdir(parents=True)
+    table = seq.table(gnss)
+    rows = [_GNSS_HEADER]
+    for i, t in enumerate(table["t_ns"]):
+        values = (table[c][i] for c in ("lat_deg", "lon_deg", "alt_m"))
+        rows.append(",".join([str(int(t)), *map(float_text, values), str(int(table["status"][i]))]))
+    _write_lines(folder / "data.csv", rows)
+    datum = seq.stream_info(gnss)["datum"]
+    _write_lines(
+        folder / "sensor.yaml",
+        [
+            "sensor_type: gnss",
+            f"comment: twinsim {gnss}, WGS-84 position of the antenna",
+            "",
+            *_matrix_yaml("T_BS", invert(T_body_imu) @ T_body_sensor(seq, gnss)),
+            f"rate_hz: {seq.stream_info(gnss)['rate_hz']}",
+            "# the world frame is ENU (x east, y north, z up) with its origin at this datum",
+            f"origin_lat_deg: {float_text(datum['origin_lat_deg'])}",
+            f"origin_lon_deg: {float_text(datum['origin_lon_deg'])}",
+            f"origin_alt_m: {float_text(datum['origin_alt_m'])}",
+        ],
+    )
 
 
 def _write_imu(seq: SequenceReader, imu: str, folder: Path) -> None:

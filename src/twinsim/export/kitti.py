@@ -6,7 +6,10 @@
 intensity, LiDAR frame, raw sweep) and `labels/NNNNNN.label` (uint32 semantic | instance << 16);
 `labels.yaml`: semantic-kitti-api's data config (labels, color_map, learning maps, split).
 With a LiDAR, a frame is a sweep (pose at its start); images are added when every sweep has a
-camera frame at the same instant. Without one, a frame is a camera frame.
+camera frame at the same instant. Without one, a frame is a camera frame. Each GNSS stream
+goes to `gnss/<name>/` at its own rate: `times.txt` (seconds) and `oxts.txt`, one sample a line
+with KITTI raw's OXTS fields lat lon alt (deg, deg, m), then vn ve vu (m/s, north, east, up)
+and navstat (0 fix, −1 no fix: nan position); `dataformat.txt` says so, as KITTI raw's does.
 """
 
 from __future__ import annotations
@@ -100,6 +103,8 @@ def export_kitti(
                 semantic_kitti_label(scan.semantic, scan.instance),
             )
             progress(i + 1, total)
+    for gnss in streams_of_type(seq, "gnss"):
+        _write_gnss(seq, gnss, folder / "gnss" / gnss)
     labels = semantic_kitti_config(seq.metadata["classes"], int(sequence))
     (out / "labels.yaml").write_text(
         "# semantic-kitti-api data config: label = semantic | instance << 16; color_map is BGR\n"
@@ -129,6 +134,33 @@ def semantic_kitti_label(semantic: np.ndarray, instance: np.ndarray) -> np.ndarr
     if semantic.size and (semantic.max() > 0xFFFF or instance.max() > 0xFFFF):
         raise ExportError("SemanticKITTI labels hold class and instance ids below 65536 only")
     return (semantic | (instance << 16)).astype("<u4")
+
+
+#: `dataformat.txt` of a GNSS stream, KITTI raw's OXTS wording for the fields it shares
+GNSS_DATAFORMAT = (
+    "lat:     latitude of the antenna (deg)",
+    "lon:     longitude of the antenna (deg)",
+    "alt:     altitude of the antenna above the WGS-84 ellipsoid (m)",
+    "vn:      velocity towards north (m/s)",
+    "ve:      velocity towards east (m/s)",
+    "vu:      upward velocity, i.e. perpendicular to earth-surface (m/s)",
+    "navstat: navigation status (0 = fix, -1 = no fix: lat, lon, alt, velocities are nan)",
+)
+
+
+def _write_gnss(seq: SequenceReader, gnss: str, folder: Path) -> None:
+    """A GNSS stream as `times.txt`, OXTS-ordered `oxts.txt` and `dataformat.txt`."""
+    folder.mkdir(parents=True)
+    table = seq.table(gnss)
+    columns = ("lat_deg", "lon_deg", "alt_m", "vy", "vx", "vz")
+    rows = np.stack([table[c] for c in columns], axis=1)
+    lines = [
+        " ".join([*map(float_text, row), str(int(status))])
+        for row, status in zip(rows, table["status"], strict=True)
+    ]
+    _write(folder / "times.txt", [seconds_text(t) for t in table["t_ns"]])
+    _write(folder / "oxts.txt", lines)
+    _write(folder / "dataformat.txt", list(GNSS_DATAFORMAT))
 
 
 def _write(path: Path, lines: list[str]) -> None:

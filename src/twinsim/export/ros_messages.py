@@ -11,7 +11,9 @@ base_link), `/groundtruth/pose` and `/groundtruth/<camera>/pose` (PoseStamped [w
 `/odom` (Odometry [world → base_link], twist in base_link), `/joint_states` (JointState of the
 robot's joints), `/<imu>/data` (Imu), per camera `/<camera>/image_raw` (rgb8), `/<camera>/depth`
 (32FC1 metres, 0 = no reading), `/<camera>/instance` and `/<camera>/semantic` (16UC1 ids),
-`/<camera>/camera_info`, and per LiDAR `/<lidar>/points` (PointCloud2). Every stamp is the
+`/<camera>/camera_info`, per LiDAR `/<lidar>/points` (PointCloud2) and per GNSS `/<gnss>/fix`
+(NavSatFix: status −1 in outages, ENU covariance from the noise σ when noise added it, else
+unknown). Every stamp is the
 sequence clock's exact nanoseconds; each topic keeps its stream's recorded rate (`/tf` that of
 `groundtruth_body`, `/joint_states` that of `joint_states`).
 """
@@ -26,6 +28,8 @@ from typing import NamedTuple
 import numpy as np
 
 from twinsim.export.common import T_body_sensor, streams_of_type
+from twinsim.noise.gnss import position_sigma
+from twinsim.noise.profiles import GnssNoise
 from twinsim.sequence.poses import pose_to_row, rows_to_poses
 from twinsim.sequence.reader import SequenceReader
 
@@ -124,6 +128,11 @@ class _Messages:
         for lidar in streams_of_type(seq, "lidar"):
             n = seq.stream_info(lidar)["count"]
             out[f"/{lidar}/points"] = (n, "sensor_msgs/msg/PointCloud2", self._lidar(lidar))
+        for gnss in streams_of_type(seq, "gnss"):
+            table = seq.table(gnss)
+            out[f"/{gnss}/fix"] = (
+                len(table["t_ns"]), "sensor_msgs/msg/NavSatFix", self._fix(gnss, table)
+            )  # fmt: skip
         return out
 
     # message parts -----------------------------------------------------------------------------
@@ -327,6 +336,33 @@ class _Messages:
         topic = f"/{name}/points"
         for i, t_ns in enumerate(stream.t_ns):
             yield int(t_ns), 10, topic, lambda i=i: self._cloud(name, stream[i], i)
+
+    def _fix(self, name: str, table: dict[str, np.ndarray]) -> Iterator[_Item]:
+        """/<gnss>/fix: NavSatFix per sample, the covariance diagonal when noise gave σ."""
+        t, noise = self.types, self.seq.metadata.get("noise", {})
+        NavSatFix, Status = t["sensor_msgs/msg/NavSatFix"], t["sensor_msgs/msg/NavSatStatus"]
+        known = np.zeros(9)
+        if name in noise.get("streams", ()):
+            horizontal, vertical = position_sigma(GnssNoise(**noise["parameters"]["gnss"]))
+            known[[0, 4, 8]] = horizontal**2, horizontal**2, vertical**2  # east, north, up
+
+        def make(i: int):
+            fix = table["status"][i] >= Status.STATUS_FIX
+            diagonal = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+            unknown = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+            kind = diagonal if known.any() and fix else unknown
+            return NavSatFix(
+                header=self._header(table["t_ns"][i], name, i),
+                status=Status(status=int(table["status"][i]), service=Status.SERVICE_GPS),
+                latitude=float(table["lat_deg"][i]),
+                longitude=float(table["lon_deg"][i]),
+                altitude=float(table["alt_m"][i]),
+                position_covariance=known.copy() if kind == diagonal else np.zeros(9),
+                position_covariance_type=kind,
+            )
+
+        for i, stamp in enumerate(table["t_ns"]):
+            yield int(stamp), 11, f"/{name}/fix", lambda i=i: make(i)
 
     def _cloud(self, name: str, scan, index: int):
         """A LiDAR scan as a PointCloud2 with the `CLOUD_FIELDS` layout."""

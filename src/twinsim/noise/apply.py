@@ -1,6 +1,6 @@
 """`apply_noise`: a new sequence whose sensor streams carry the noise of a profile.
 
-Streams the profile changes (IMU tables, camera RGB and depth, LiDAR scans) are rewritten
+Streams the profile changes (IMU and GNSS tables, camera RGB and depth, LiDAR scans) are rewritten
 through `SequenceWriter`, a camera's masks, pose lines and boxes copied as they are; every other
 stream (ground truth, odometry, joint and robot state) is copied file by file, byte-identical.
 The metadata keeps the source's and adds `noise`: the profile, every parameter, the seed and
@@ -18,6 +18,7 @@ import numpy as np
 
 from twinsim.errors import OutputFolderError
 from twinsim.noise.depth import add_depth_noise
+from twinsim.noise.gnss import write_gnss
 from twinsim.noise.imu import add_imu_noise
 from twinsim.noise.lidar import lidar_noise
 from twinsim.noise.motion import PoseSpline
@@ -76,6 +77,9 @@ def apply_noise(
                 steps = _write_camera(seq, writer, stream, profile, seed, draws)
             elif kind == "imu":
                 steps = _write_imu(seq, writer, stream, profile, seed, draws)
+            elif kind == "gnss":
+                rng = stream_rng(seed, stream)
+                steps = write_gnss(seq, writer, stream, profile.gnss, rng, draws)
             else:
                 steps = _write_lidar(seq, writer, stream, profile, seed)
             for _ in steps:
@@ -120,6 +124,7 @@ def _noisy_streams(profile: NoiseProfile, types: dict[str, str]) -> list[str]:
     others = {
         "camera": profile.depth.enabled or profile.rgb.enabled,
         "lidar": profile.lidar.enabled,
+        "gnss": profile.gnss.enabled,
     }
     plan = []
     for name, kind in types.items():

@@ -103,16 +103,40 @@ class LidarNoise(_Section):
     dropout: float = Field(0.0, ge=0.0, lt=1.0)
 
 
+class GnssNoise(_Section):
+    """White position noise, a first-order Gauss-Markov bias and outages (no fix)."""
+
+    enabled: bool = False
+    horizontal_sigma_m: float = Field(0.0, ge=0.0)  # white, σ of east and of north
+    vertical_sigma_m: float = Field(0.0, ge=0.0)  # white, σ of up
+    bias_horizontal_sigma_m: float = Field(0.0, ge=0.0)  # stationary σ of the east/north bias
+    bias_vertical_sigma_m: float = Field(0.0, ge=0.0)  # stationary σ of the up bias
+    bias_tau_s: float = Field(60.0, gt=0.0)  # correlation time of the bias
+    velocity_sigma_mps: float = Field(0.0, ge=0.0)  # white, σ of each velocity axis
+    outage_rate_per_min: float = Field(0.0, ge=0.0)  # outages starting per minute of fix
+    outage_duration_s: tuple[float, float] = (1.0, 5.0)  # drawn uniformly per outage
+
+    @model_validator(mode="after")
+    def _durations(self) -> GnssNoise:
+        lo, hi = self.outage_duration_s
+        if lo <= 0 or hi < lo:
+            raise ValueError(
+                f"outage_duration_s={list(self.outage_duration_s)} must be 0 < low <= high"
+            )
+        return self
+
+
 class NoiseProfile(_Section):
     """A named set of sensor noise models and the stream types it cannot do without."""
 
     name: str
     description: str = ""
-    requires: tuple[Literal["imu", "camera", "lidar"], ...] = ()
+    requires: tuple[Literal["imu", "camera", "lidar", "gnss"], ...] = ()
     imu: ImuNoise = ImuNoise()
     depth: DepthNoise = DepthNoise()
     rgb: RgbNoise = RgbNoise()
     lidar: LidarNoise = LidarNoise()
+    gnss: GnssNoise = GnssNoise()
 
 
 # GRADE's released IMU noise: RotorS' ADIS16448 defaults (its gazebo_imu_plugin): gyro white
@@ -217,6 +241,23 @@ PROFILES: dict[str, NoiseProfile] = {
             requires=("lidar",),
             lidar=LidarNoise(enabled=True, range_sigma_m=0.02, dropout=0.01),
         ),
+        NoiseProfile(
+            name="gnss",
+            description="single-frequency GNSS: white σ 0.3 m horizontal / 0.5 m vertical, "
+            "Gauss-Markov bias σ 1 m / 2 m (τ 60 s), 0.5 outages per minute of 2–10 s",
+            requires=("gnss",),
+            gnss=GnssNoise(
+                enabled=True,
+                horizontal_sigma_m=0.3,
+                vertical_sigma_m=0.5,
+                bias_horizontal_sigma_m=1.0,
+                bias_vertical_sigma_m=2.0,
+                bias_tau_s=60.0,
+                velocity_sigma_mps=0.05,
+                outage_rate_per_min=0.5,
+                outage_duration_s=(2.0, 10.0),
+            ),
+        ),
     )
 }
 
@@ -230,9 +271,9 @@ def resolve_profile(name: str, overrides: Sequence[str] = ()) -> NoiseProfile:
     for assignment in overrides:
         key, sep, raw = assignment.partition("=")
         parts = key.strip().split(".")
-        if not sep or len(parts) != 2 or parts[0] not in ("imu", "depth", "rgb", "lidar"):
+        if not sep or len(parts) != 2 or parts[0] not in ("imu", "depth", "rgb", "lidar", "gnss"):
             raise NoiseError(
-                f"--set expects section.key=value with section imu, depth, rgb or lidar, "
+                f"--set expects section.key=value with section imu, depth, rgb or lidar or gnss, "
                 f"got {assignment!r}"
             )
         section, field = parts

@@ -53,6 +53,7 @@ from twinsim.replay.weather import Weather
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.camera import intrinsics
+from twinsim.sensors.lidar_weather import LidarWeather, LidarWeatherWriter
 from twinsim.sequence import SequenceWriter
 from twinsim.sequence.frames import CameraFrame, CopiedFrame
 from twinsim.sequence.images import read_npy
@@ -230,6 +231,9 @@ def replay(
         plan.weather.get("smoke", 0.0),
         int(plan.weather.get("seed", 0)),
     )
+    lidar_weather = _lidar_weather(plan)
+    if lidar_weather.active:
+        metadata["twin"]["lidar_weather"] = lidar_weather.summary()
     same_look = (plan.look, plan.weather) == _inherited(src)
     reused = reusable_cameras(src, cfg, scene, same_look, mode, rerender)
     if settings is not None:
@@ -250,7 +254,11 @@ def replay(
                 else cycles_sources(world, scene, reused, settings, out, cfg.render.backend)
             )
             with sources as frame_sources:
-                target = _WeatherWriter(writer, weather, scene) if weather.active else writer
+                target = writer
+                if lidar_weather.active:
+                    target = LidarWeatherWriter(target, lidar_weather, _min_ranges(scene))
+                if weather.active:
+                    target = _WeatherWriter(target, weather, scene)
                 target = pending_frames(target, settings)
                 recorder = StreamRecorder(cfg, scene, world, target, frame_sources)
                 try:
@@ -263,6 +271,22 @@ def replay(
     finally:
         world.close()
     return out
+
+
+def _lidar_weather(plan: TwinPlan) -> LidarWeather:
+    """The fog (at the camera fog's distance), rain and snow the twin's LiDARs see."""
+    fog = plan.look.fog_end_m if plan.look.fog_start_m is not None else None
+    rain, snow = plan.weather.get("rain", 0.0), plan.weather.get("snow", 0.0)
+    return LidarWeather(fog, rain, snow, int(plan.weather.get("seed", 0)))
+
+
+def _min_ranges(scene: SceneSpec) -> dict[str, float]:
+    """Each LiDAR stream's minimum range, by stream name."""
+    return {
+        scene.stream_prefix(s.robot) + s.name: s.lidar.min_range_m
+        for s in scene.sensors
+        if s.type == "lidar"
+    }
 
 
 def _drive(src: ReplaySource, world, recorder, mode: ReplayMode, hz: int, progress) -> None:

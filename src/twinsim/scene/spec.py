@@ -353,6 +353,14 @@ class EventSpec(_Spec):
     log_eps: float = Field(gt=0.0)
 
 
+class GnssSpec(_Spec):
+    """A GNSS receiver's datum: the WGS-84 point (deg, deg, m) at the world ENU origin."""
+
+    origin_lat_deg: float = Field(ge=-90.0, le=90.0)
+    origin_lon_deg: float = Field(ge=-180.0, le=180.0)
+    origin_alt_m: float
+
+
 class SensorSpec(_Spec):
     """A sensor on the body of the robot `robot`; `pos`/`quat` give T_body_sensor (camera: its
     optical frame).
@@ -375,6 +383,7 @@ class SensorSpec(_Spec):
     far_m: float | None = None
     lidar: LidarSpec | None = None
     events: EventSpec | None = None
+    gnss: GnssSpec | None = None
     exposure_s: float = Field(0.0, ge=0.0)
     rolling_shutter_readout_s: float = Field(0.0, ge=0.0)
 

@@ -2,10 +2,11 @@
 
 from twinsim.sensors.kinds.camera import Camera
 from twinsim.sensors.kinds.event_camera import EventCamera
+from twinsim.sensors.kinds.gnss import Gnss
 from twinsim.sensors.kinds.imu import Imu
 from twinsim.sensors.kinds.lidar import Lidar
 from twinsim.sensors.kinds.wheel_odometry import WheelOdometry
 from twinsim.sensors.registry import SENSORS
 
-for kind in (Camera(), Imu(), Lidar(), EventCamera(), WheelOdometry()):
+for kind in (Camera(), Imu(), Lidar(), EventCamera(), WheelOdometry(), Gnss()):
     SENSORS.register(kind.type, kind)

@@ -2,6 +2,7 @@
 import and one line per kind."""
 
 from twinsim.robots.arm_robot import Arm
+from twinsim.robots.car_robot import Car
 from twinsim.robots.diff_drive_robot import DiffDrive
 from twinsim.robots.drone_robot import Drone
 from twinsim.robots.omni_robot import Omni
@@ -16,3 +17,4 @@ ROBOTS.register(Quadruped.kind, Quadruped())
 ROBOTS.register(Mjcf.kind, Mjcf())
 ROBOTS.register(Urdf.kind, Urdf())
 ROBOTS.register(Arm.kind, Arm())
+ROBOTS.register(Car.kind, Car())

@@ -15,8 +15,8 @@ part: a speed profile limited in acceleration, lateral acceleration and jerk
 Tyres: each axle's lateral force is its cornering stiffness × its slip angle (the angle of
 the wheel's velocity off its heading, with the speed under it regularised below `SLIP_V_MPS`
 so a standing car has none), saturating smoothly (tanh) at μ × its load; the rear axle also
-drives; rolling resistance and air drag slow the car. Stateless: `effort` depends only on its arguments, so a
-control replay restarts it exactly.
+drives; rolling resistance and air drag slow the car. Stateless: `effort` depends only on
+its arguments, so a control replay restarts it exactly.
 """
 
 from __future__ import annotations

@@ -196,3 +196,21 @@ def test_replays_of_a_drive(drive, tmp_path):
     _, T0 = open_sequence(drive).groundtruth()
     _, T1 = open_sequence(controlled).groundtruth()
     assert np.abs(T0[:, :3, 3] - T1[:, :3, 3]).max() < 1e-9
+
+
+def test_the_carla_loc_preset_is_carla_locs_suite():
+    """`--config carla_loc`: a car in a mid-sized city with traffic, stereo 1280×720 cameras
+    0.4 m apart at 20 Hz, stereo event cameras, the 20 Hz HDL-32E, IMU 200 Hz, GNSS 10 Hz."""
+    cfg = load_config("carla_loc")
+    assert cfg.scene.generator == "town" and cfg.scene.preset == "mid_city"
+    assert cfg.traffic.vehicles >= 100 and cfg.traffic.walkers >= 30
+    robot = cfg.robots["robot"]
+    assert robot.kind == "car"
+    sensors = robot.sensors
+    left, right = sensors["cam_left"], sensors["cam_right"]
+    assert (left.width, left.height, left.rate_hz, left.hfov_deg) == (1280, 720, 20, 90.0)
+    assert abs(left.pos[1] - right.pos[1]) == pytest.approx(0.4)
+    assert {s.kind for s in sensors.values()} == {"camera", "event_camera", "lidar", "imu", "gnss"}
+    assert sensors["lidar0"].model == "carla-hdl-32e" and sensors["lidar0"].rate_hz == 20
+    assert sensors["imu0"].rate_hz == 200 and sensors["gnss0"].rate_hz == 10
+    assert cfg.sim.physics_hz % 200 == 0

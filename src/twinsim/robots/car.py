@@ -14,14 +14,12 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-import numpy as np
 from pydantic import Field, model_validator
 
 from twinsim.robots.ground_tour import GroundConfig, GroundShape
+from twinsim.robots.omni import JOINT_AXES, JOINT_NAMES  # the same planar x, y, yaw joints
 from twinsim.scene.spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec, RobotSpec
 
-JOINT_NAMES: tuple[str, ...] = ("x", "y", "yaw")
-JOINT_AXES: tuple[tuple[float, float, float], ...] = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
 ROOT_LINK = "car_body"
 BODY_Z_M = 0.35  # the body frame's height: the axles'
 WHEEL_RADIUS_M = 0.35
@@ -176,8 +174,3 @@ def car_body(spec: CarSpec) -> BodySpec:
     )
     actuators = tuple(ActuatorSpec(name=f"force_{j}", joint=j) for j in JOINT_NAMES)
     return BodySpec(links=(link,), actuators=actuators, mount=ROOT_LINK)
-
-
-def pose_to_qpos(xy, yaw: float) -> np.ndarray:
-    """Joint positions for a planar pose (the joints are the pose's coordinates)."""
-    return np.array([xy[0], xy[1], yaw], dtype=float)

@@ -16,7 +16,6 @@ from twinsim.robots.car import (
     CarSpec,
     box_inertia,
     car_body,
-    pose_to_qpos,
     shape_of,
 )
 from twinsim.robots.car_controller import SETPOINT_COLUMNS, CarController
@@ -29,6 +28,7 @@ from twinsim.robots.car_route import (
 )
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.live_reference import BaseLimits
+from twinsim.robots.omni import pose_to_qpos
 from twinsim.robots.tour import PlanningError
 from twinsim.robots.trajectory import MotionLimits, parametrize
 from twinsim.scene.roads import RoadNetworkSpec

@@ -99,3 +99,38 @@ def test_shadow_of_an_unseen_geom_into_view_keeps_it():
     floor = lamp + (unseen - lamp) * (lamp[2] / (lamp[2] - unseen[:, 2]))[:, None]
     kept = _segments_meet(frustum, unseen, floor, radii * 2.0)
     assert kept.tolist() == [True, False]
+
+
+def test_town_culling_leaves_out_most_of_the_town_and_keeps_every_pixel(gl_backend):
+    """In a town (no rooms), the frustum and far plane alone leave most buildings, props and
+    vehicles out of the car's camera; colour, depth and ids equal drawing everything."""
+    from twinsim.engine.render import CameraRenderer
+    from twinsim.engine.world import World
+    from twinsim.robots.omni import pose_to_qpos as planar_qpos
+
+    overrides = ["robot.kind=car", "traffic.vehicles=6", "sensors.cam0.far_m=25"]
+    cfg = load_config("town", overrides, seed=1, duration_s=2.0)
+    scene = build_scene(cfg)
+    world = World(scene, cfg.render, cfg.sim.physics_hz)
+    cam = next(s for s in scene.sensors if s.type == "camera")
+    w, h = 96, 72
+    culled = CameraRenderer(world.model, cam.name, w, h, culling=world.culling)
+    full = CameraRenderer(world.model, cam.name, w, h)
+    path = scene.robot.path
+    try:
+        fractions = []
+        for i in np.linspace(0, len(path) - 1, 5).astype(int):
+            world.pose_actors(1.0 + path[i].t_s)
+            world.robot().set_state(planar_qpos(path[i].pos, path[i].yaw), np.zeros(3))
+            a, b = culled.render(world.data), full.render(world.data)
+            np.testing.assert_array_equal(a.rgb, b.rgb)
+            np.testing.assert_array_equal(a.depth, b.depth)
+            np.testing.assert_array_equal(a.geom_ids, b.geom_ids)
+            hidden = world.culling.hidden(world.model, world.data, world._cam_ids[cam.name], w / h)
+            assert not np.isin(a.geom_ids, hidden).any()
+            fractions.append(len(hidden) / len(world.culling.geoms))
+    finally:
+        culled.close()
+        full.close()
+        world.close()
+    assert min(fractions) > 0.5, fractions

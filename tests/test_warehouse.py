@@ -15,7 +15,7 @@ from conftest import digest_folder, object_boxes
 from test_placement import frames
 from twinsim.assemble import build_scene, make_actors
 from twinsim.config import FlyingObjectsConfig, PeopleConfig, load_config
-from twinsim.robots.drone import DroneConfig
+from twinsim.robots.drone import DroneConfig, pose_to_qpos
 from twinsim.robots.planner import plan_flight
 from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.free_space import floor_region
@@ -284,16 +284,28 @@ def test_the_warehouse_exports_and_has_a_scene_graph_from_its_free_space(
     assert graph.metadata.get()["rooms_from"] == "free_space"
 
 
-def test_a_world_without_rooms_culls_no_actor(gl_backend):
+def test_a_world_without_rooms_culls_by_the_frustum_alone(gl_backend):
+    """Without rooms there are no portals: what is behind the camera is left out, and the
+    image is the one drawing everything gives."""
+    from twinsim.engine.render import CameraRenderer
     from twinsim.engine.world import World
 
     cfg = load_config("tiny", [*OVERRIDES, "people.count=3"], seed=2, duration_s=1.0)
     scene = build_scene(cfg)
     world = World(scene, cfg.render, cfg.sim.physics_hz)
+    cam = next(s for s in scene.sensors if s.type == "camera")
+    culled = CameraRenderer(world.model, cam.name, 64, 48, culling=world.culling)
+    full = CameraRenderer(world.model, cam.name, 64, 48)
     try:
-        assert len(world.culling.geoms) > 0 and not world.culling.enabled
-        cam = next(s for s in scene.sensors if s.type == "camera")
+        ref = Trajectory.from_path_points(scene.robot.path).reference(1.0)
+        world.pose_actors(1.0)
+        world.robot().set_state(pose_to_qpos(ref.pos, float(ref.yaw)), np.zeros(6))
         hidden = world.culling.hidden(world.model, world.data, world._cam_ids[cam.name], 4 / 3)
-        assert len(hidden) == 0
+        assert 0 < len(hidden) < len(world.culling.geoms)
+        a, b = culled.render(world.data), full.render(world.data)
+        np.testing.assert_array_equal(a.rgb, b.rgb)
+        np.testing.assert_array_equal(a.geom_ids, b.geom_ids)
     finally:
+        culled.close()
+        full.close()
         world.close()

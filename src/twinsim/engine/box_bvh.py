@@ -37,6 +37,40 @@ def _box_triangles() -> np.ndarray:
     return np.array(tris)
 
 
+_CHUNK_PAIRS = 1 << 21  # candidate pairs looked at in one go (bounds memory)
+
+
+def _coplanar_candidates(
+    offset: np.ndarray, normal: np.ndarray, box: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ordered face pairs (f, g), sorted by f then g, of different boxes whose planes lie within
+    `_PLANE_M` of each other with (nearly) the same outward normal and whose padded world
+    bounds (`low`, `high`) meet."""
+    order = np.argsort(offset, kind="stable")
+    sorted_offset = offset[order]
+    first = np.searchsorted(sorted_offset, sorted_offset - _PLANE_M, "left")
+    last = np.searchsorted(sorted_offset, sorted_offset + _PLANE_M, "right")
+    count = last - first
+    found_f, found_g = [np.empty(0, int)], [np.empty(0, int)]
+    start = 0
+    while start < len(order):
+        stop = start + 1 + np.searchsorted(np.cumsum(count[start:]), _CHUNK_PAIRS, "right")
+        stop = min(stop, len(order))
+        reps = count[start:stop]
+        rank = np.repeat(np.arange(start, stop), reps)
+        within = np.arange(len(rank)) - np.repeat(np.cumsum(reps) - reps, reps)
+        f, g = order[rank], order[first[rank] + within]
+        keep = box[f] != box[g]
+        keep &= np.einsum("pi,pi->p", normal[f], normal[g]) > 1.0 - 1e-9
+        keep &= (low[f] <= high[g]).all(axis=1) & (low[g] <= high[f]).all(axis=1)
+        found_f.append(f[keep])
+        found_g.append(g[keep])
+        start = stop
+    f, g = np.concatenate(found_f), np.concatenate(found_g)
+    pairs = np.lexsort((g, f))
+    return f[pairs], g[pairs]
+
+
 class BoxBVH:
     """Boxes that never move (centres, rotations whose columns are the box axes, half sizes),
     cast against as one Embree scene built once."""
@@ -80,7 +114,11 @@ class BoxBVH:
     def _coplanar_overlaps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per face, where other boxes' faces facing the same way in (nearly) its plane overlap
         it, float32 may pick either: rectangles (lo, hi) in the face's (u, w) coordinates from
-        its centre, (6 k + 1,) starts then (pairs, 2) each; the whole face if not aligned."""
+        its centre, (6 k + 1,) starts then (pairs, 2) each; the whole face if not aligned.
+
+        Candidates come from faces sorted by plane offset (a window of `_PLANE_M`), kept where
+        the normals agree and the world bounds meet, in chunks of bounded size: a town has
+        thousands of faces in the plane z = 0 but few that overlap."""
         frame, at, box = self._frame, self._at, self._face_box
         n = frame[:, 0]
         mid = (
@@ -89,31 +127,24 @@ class BoxBVH:
         )  # each face's centre
         signs = np.array([[-1, -1], [-1, 1], [1, -1], [1, 1]], float)
         corners = mid[:, None] + np.einsum("cj,fj,fjk->fck", signs, self._face_half, frame[:, 1:])
-        # faces of other boxes facing the same way in (nearly) the same plane, all pairs at once
-        same = (n @ n.T > 1.0 - 1e-9) & (np.abs(at[:, None, 0] - at[None, :, 0]) <= _PLANE_M)
-        same &= box[:, None] != box[None, :]
-        starts, lo, hi = [0], [], []
-        for f in range(len(frame)):
-            for g in np.flatnonzero(same[f]):
-                uw = corners[g] @ frame[f, 1:].T - at[f, 1:]  # (4, 2)
-                g_lo, g_hi = uw.min(axis=0), uw.max(axis=0)
-                cut_lo = np.maximum(g_lo, -self._face_half[f])
-                cut_hi = np.minimum(g_hi, self._face_half[f])
-                if (cut_hi - cut_lo <= _PLANE_M).any():
-                    continue  # they meet at an edge at most
-                aligned = np.abs(np.abs(frame[g, 1:] @ frame[f, 1:].T) - np.eye(2)).max() < 1e-9
-                aligned |= (
-                    np.abs(np.abs(frame[g, 1:] @ frame[f, 1:].T) - 1 + np.eye(2)).max() < 1e-9
-                )
-                lo.append(cut_lo if aligned else -self._face_half[f])
-                hi.append(cut_hi if aligned else self._face_half[f])
-            starts.append(len(lo))
-        empty = np.empty((0, 2))
-        return (
-            np.array(starts),
-            np.array(lo).reshape(-1, 2) if lo else empty,
-            (np.array(hi).reshape(-1, 2) if hi else empty),
+        low, high = corners.min(axis=1) - _PLANE_M, corners.max(axis=1) + _PLANE_M
+        f, g = _coplanar_candidates(at[:, 0], n, box, low, high)
+        # g's corners in f's (u, w) coordinates, cut to f's rectangle
+        uw = np.einsum("pck,pjk->pcj", corners[g], frame[f, 1:]) - at[f, None, 1:]
+        cut_lo = np.maximum(uw.min(axis=1), -self._face_half[f])
+        cut_hi = np.minimum(uw.max(axis=1), self._face_half[f])
+        meet = (cut_hi - cut_lo > _PLANE_M).all(axis=1)  # more than an edge in common
+        f, g, cut_lo, cut_hi = f[meet], g[meet], cut_lo[meet], cut_hi[meet]
+        cross = np.abs(np.einsum("pik,pjk->pij", frame[g, 1:], frame[f, 1:]))
+        eye = np.eye(2)
+        aligned = (np.abs(cross - eye).max(axis=(1, 2)) < 1e-9) | (
+            np.abs(cross - 1 + eye).max(axis=(1, 2)) < 1e-9
         )
+        whole = self._face_half[f]
+        lo = np.where(aligned[:, None], cut_lo, -whole)
+        hi = np.where(aligned[:, None], cut_hi, whole)
+        starts = np.concatenate([[0], np.cumsum(np.bincount(f, minlength=len(frame)))])
+        return starts, lo.reshape(-1, 2), hi.reshape(-1, 2)
 
     def _on_overlap(self, face: np.ndarray, uw: np.ndarray) -> np.ndarray:
         """Whether each hit at (u, w) on `face` lies (within `EDGE_M`) where another box's

@@ -1,16 +1,17 @@
-"""Leave out of a camera's render the actor geoms that cannot change its image.
+"""Leave out of a camera's render the geoms that cannot change its image.
 
 MuJoCo draws every visible geom in every pass (shadow map, colour, segmentation) with no
-culling, so twenty people in other rooms cost as much as twenty in view. A geom can change a
-camera's pixels only if it is in view, or if its shadow is. It is in view only if its bounding
-sphere meets the view cone and lies in a room the camera sees into: its own, or one seen
-through a chain of door openings, the cone narrowed to each opening in turn (portal culling;
-walls reach the ceiling and doors are the only openings). A shadow needs the geom lit by a
-shadow-casting light (in the light's cone and in a room the light reaches the same way) and
-the shadow, followed down to the floor, in view. Every test is conservative, so images are
-identical to drawing everything (a test checks pixels, depth and ids). With reflections on, a
-mirror can show what is out of view, so the renderer culls nothing then; nor does it in a
-world without rooms (a hall with no portals), where every actor is drawn.
+culling, so twenty people in other rooms, or a city's thousand buildings behind the camera, cost
+as much as those in view. A geom can change a camera's pixels only if it is in view, or if its
+shadow is. It is in view only if its bounding sphere meets the view frustum (the pyramid up to
+the far clipping plane) and lies in a room the camera sees into: its own, or one seen through a
+chain of door openings, the cone narrowed to each opening in turn (portal culling; walls reach
+the ceiling and doors are the only openings; a world without rooms, a hall or a town, has the
+frustum test alone). A shadow needs the geom lit by a shadow-casting light (in the light's cone
+and in a room the light reaches the same way) and the shadow, followed down to the floor
+(z = 0), in view. Every test is conservative, so images are identical to drawing everything (a
+test checks pixels, depth and ids). With reflections on, a mirror can show what is out of view,
+so the renderer culls nothing then.
 """
 
 from __future__ import annotations
@@ -30,27 +31,39 @@ _WIDEST_SPOT_DEG = 80.0  # a wider spotlight is bounded by the half-space it fac
 
 
 class _Cone:
-    """A convex cone: the points inside every plane through `apex` (unit outward normals)."""
+    """A convex cone, or a frustum: the points x with (x − apex)·n ≤ offset for every plane
+    (unit outward normals n; offsets 0, planes through the apex, unless given)."""
 
-    def __init__(self, apex: np.ndarray, normals: np.ndarray) -> None:
+    def __init__(
+        self, apex: np.ndarray, normals: np.ndarray, offsets: np.ndarray | None = None
+    ) -> None:
         self.apex, self.normals = np.asarray(apex, float), np.asarray(normals, float)
+        self.offsets = np.zeros(len(self.normals)) if offsets is None else np.asarray(offsets)
 
     @classmethod
-    def pyramid(cls, pos: np.ndarray, R: np.ndarray, tan_x: float, tan_y: float) -> _Cone:
-        """The pyramid of a camera at `pos` looking along −z of `R` (MuJoCo's camera frame)."""
+    def pyramid(
+        cls, pos: np.ndarray, R: np.ndarray, tan_x: float, tan_y: float, far: float | None = None
+    ) -> _Cone:
+        """The pyramid of a camera at `pos` looking along −z of `R` (MuJoCo's camera frame),
+        closed `far` metres along its axis if given (the far clipping plane)."""
         local = np.array(
             [[1.0, 0.0, tan_x], [-1.0, 0.0, tan_x], [0.0, 1.0, tan_y], [0.0, -1.0, tan_y]]
         )
         local /= np.linalg.norm(local, axis=1, keepdims=True)
-        return cls(pos, local @ np.asarray(R, float).T)
+        offsets = np.zeros(4)
+        if far is not None:
+            local, offsets = np.vstack([local, [0.0, 0.0, -1.0]]), np.append(offsets, far)
+        return cls(pos, local @ np.asarray(R, float).T, offsets)
 
     def meets(self, centers: np.ndarray, radii: np.ndarray) -> np.ndarray:
         """Whether each sphere may reach into the cone (within its radius of every plane)."""
-        return ((centers - self.apex) @ self.normals.T <= radii[:, None]).all(axis=1)
+        reach = radii[:, None] + self.offsets[None, :]
+        return ((centers - self.apex) @ self.normals.T <= reach).all(axis=1)
 
     def sees_polygon(self, corners: np.ndarray) -> bool:
         """False only when some plane has the whole convex polygon outside it."""
-        return not ((corners - self.apex) @ self.normals.T > 0.0).all(axis=0).any()
+        outside = (corners - self.apex) @ self.normals.T > self.offsets[None, :]
+        return not outside.all(axis=0).any()
 
     def through(self, corners: np.ndarray) -> _Cone:
         """The part of this cone that looks through a convex polygon (corners in order)."""
@@ -58,7 +71,8 @@ class _Cone:
         normals = np.cross(rays, np.roll(rays, -1, axis=0))
         normals *= -np.sign(normals @ rays.mean(axis=0))[:, None]  # away from the middle
         normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-12)
-        return _Cone(self.apex, np.vstack([self.normals, normals]))
+        offsets = np.concatenate([self.offsets, np.zeros(len(normals))])
+        return _Cone(self.apex, np.vstack([self.normals, normals]), offsets)
 
 
 class _Door:
@@ -137,12 +151,13 @@ class RoomVisibility:
         )
 
 
-class ActorCulling:
-    """Decides, per camera and instant, which actor geoms may be left out of the render."""
+class ViewCulling:
+    """Decides, per camera and instant, which of `geoms` (static or moving, never planes: their
+    bound is 0) may be left out of the render."""
 
-    def __init__(self, model: mujoco.MjModel, scene: SceneSpec, actor_geoms: np.ndarray) -> None:
-        self.geoms = np.asarray(actor_geoms, dtype=int)
-        self.enabled = bool(scene.rooms)  # portal culling needs rooms; without, draw everything
+    def __init__(self, model: mujoco.MjModel, scene: SceneSpec, geoms: np.ndarray) -> None:
+        self.geoms = np.asarray(geoms, dtype=int)
+        self._far = float(model.vis.map.zfar * model.stat.extent)
         self._rbound = model.geom_rbound[self.geoms].copy()
         self._rooms = RoomVisibility(scene)
         self._shadow_lights = np.flatnonzero(model.light_castshadow)
@@ -153,14 +168,14 @@ class ActorCulling:
     def hidden(
         self, model: mujoco.MjModel, data: mujoco.MjData, cam_id: int, aspect: float
     ) -> np.ndarray:
-        """Model geom ids that neither appear in camera `cam_id` nor shadow anything it sees
-        (none in a world without rooms)."""
-        if len(self.geoms) == 0 or not self.enabled:
+        """Model geom ids that neither appear in camera `cam_id` nor shadow anything it sees."""
+        if len(self.geoms) == 0:
             return self.geoms[:0]
         centers, radii = data.geom_xpos[self.geoms], self._rbound
         tan_y = np.tan(np.deg2rad(model.cam_fovy[cam_id]) / 2) * _FRUSTUM_MARGIN
         eye = data.cam_xpos[cam_id]
-        view = _Cone.pyramid(eye, data.cam_xmat[cam_id].reshape(3, 3), tan_y * aspect, tan_y)
+        R = data.cam_xmat[cam_id].reshape(3, 3)
+        view = _Cone.pyramid(eye, R, tan_y * aspect, tan_y, self._far * _FRUSTUM_MARGIN)
         keep = view.meets(centers, radii)
         seen = self._rooms.seen_rooms(eye, view)
         keep[keep] = self._rooms.in_rooms(seen, centers[keep], radii[keep])

@@ -13,7 +13,7 @@ import mujoco
 import numpy as np
 from mujoco.rendering.classic import gl_context
 
-from twinsim.engine.culling import CULLED_GEOM_GROUP, ActorCulling
+from twinsim.engine.culling import CULLED_GEOM_GROUP, ViewCulling
 from twinsim.scene.spec import ROBOT_GEOM_GROUP
 
 VISIBLE_ROBOT_GROUP = 0  # the group other robots' geoms take while a camera renders them
@@ -41,7 +41,7 @@ class CameraRenderer:
         height: int,
         reflections: bool = False,
         fog: bool = False,
-        culling: ActorCulling | None = None,
+        culling: ViewCulling | None = None,
         shown: np.ndarray | None = None,
     ) -> None:
         """`shown`: robot geoms this camera sees (other robots'); robot geoms are hidden else."""

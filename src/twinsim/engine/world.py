@@ -16,7 +16,7 @@ from twinsim.config import RenderConfig
 from twinsim.engine.actors import ActorDriver
 from twinsim.engine.build import compile_model, id_maps, sensor_mounts
 from twinsim.engine.contacts import RobotContacts
-from twinsim.engine.culling import ActorCulling
+from twinsim.engine.culling import ViewCulling
 from twinsim.engine.look import Look, with_render_flicker
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.engine.robot_view import RobotView
@@ -67,16 +67,21 @@ class World:
         self._scratch: mujoco.MjData | None = None  # state posed for exposure sub-frames
         self._velocity = np.zeros(6)
         self.actors = ActorDriver(self.model, scene)
-        robot_ids = {r.instance_id for r in scene.robots}
-        actor_geoms = [g for i, g in self.maps.dynamic_geoms.items() if i not in robot_ids]
-        actor_geoms.append(np.empty(0, int))
-        self.culling = ActorCulling(self.model, scene, np.concatenate(actor_geoms))
+        self.culling = ViewCulling(self.model, scene, self._cullable_geoms())
         light = mujoco.mjtObj.mjOBJ_LIGHT
         self._lights = np.array(
             [mujoco.mj_name2id(self.model, light, li.name) for li in scene.lights], dtype=int
         )
         self._lit = self._lighting()  # as compiled: the levels flicker scales
         self._flicker_phase = np.random.default_rng(look.flicker_seed).uniform(0.0, 2 * np.pi)
+
+    def _cullable_geoms(self) -> np.ndarray:
+        """Every geom a camera may leave out when it cannot see it: all but the robots' (their
+        groups decide) and planes (unbounded)."""
+        robots = np.concatenate([np.empty(0, int), *self.maps.robot_geoms.values()])
+        keep = self.model.geom_type != mujoco.mjtGeom.mjGEOM_PLANE
+        keep[robots.astype(int)] = False
+        return np.flatnonzero(keep)
 
     def _sensor_adr(self, name: str) -> int:
         return int(

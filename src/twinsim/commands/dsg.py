@@ -26,8 +26,11 @@ def dsg(
     out: Annotated[Path, typer.Option("--out", help="Graph file to write (spark-dsg JSON).")],
     rate: Annotated[int, typer.Option(help="Agent pose samples per second.")] = 10,
     spacing: Annotated[
-        float, typer.Option(min=0.1, max=10.0, help="Place spacing in metres (0.1-10).")
-    ] = 0.5,
+        float | None,
+        typer.Option(
+            min=0.1, max=10.0, help="Place spacing in metres (0.1-10; default 0.5, a town 5)."
+        ),
+    ] = None,
     mesh: Annotated[
         bool, typer.Option(help="Add the class-labelled mesh of the static geometry.")
     ] = False,
@@ -48,7 +51,9 @@ def dsg(
         save_graph(graph, out, mesh)
         if plot is not None:
             with atomic_file(plot) as tmp:
-                plot_graph(graph, tmp, free_grid(open_sequence(seq).scene))
+                scene = open_sequence(seq).scene
+                grid = free_grid(scene) if scene.roads is None else None  # a town: its regions
+                plot_graph(graph, tmp, grid)
     except TwinsimError as exc:
         fail(exc)
     counts = {
@@ -122,13 +127,20 @@ def dsg_plan(
 ) -> None:
     """Plan hierarchically on the scene graph and with flat A*; print lengths and the speed-up."""
     from twinsim.dsg import HierarchicalPlanner, free_grid, plan_flat, sequence_graph
+    from twinsim.dsg.errors import DsgError
     from twinsim.dsg.plot import plot_graph
     from twinsim.sequence import open_sequence
 
     try:
         a, b = _xy(start, "--start"), _xy(goal, "--goal")
+        scene = open_sequence(seq).scene
+        if scene.roads is not None:
+            raise DsgError(
+                f"{seq}: a town; dsg-plan plans over a floor's clearance grid, a town's drives "
+                "are planned over its lanes (robot.goal_lane)"
+            )
         graph = sequence_graph(seq, min_clearance_m=clearance)
-        grid = free_grid(open_sequence(seq).scene)
+        grid = free_grid(scene)
         planner = HierarchicalPlanner(graph, grid, clearance)
         t0 = time.perf_counter()
         hier = planner.plan(a, b)

@@ -12,6 +12,7 @@ rooms (`twinsim.dsg.rooms`).
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,9 @@ from twinsim.dsg import layers
 from twinsim.dsg.errors import DsgError
 from twinsim.dsg.mesh import scene_mesh, to_spark_mesh
 from twinsim.dsg.places import Places, free_grid, sample_places
-from twinsim.dsg.rooms import RoomRegion, room_layer
+from twinsim.dsg.rooms import RegionLink, RoomRegion, door_links, room_layer
+from twinsim.dsg.town import PLACE_SPACING_M as TOWN_PLACE_SPACING_M
+from twinsim.dsg.town import ROADS, town_layout
 from twinsim.dsg.tracks import AgentTrack, sequence_tracks
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
 from twinsim.scene.spec import ObjectSpec, SceneSpec
@@ -35,6 +38,7 @@ FORMAT = "twinsim-dsg"
 FORMAT_VERSION = 1
 WALL_SNAP_M = 0.1
 MIN_CLEARANCE_M = 0.25  # of places and place edges, and of the free-space rooms
+PLACE_SPACING_M = 0.5  # indoors and in a hall
 
 
 def _vec(v) -> np.ndarray:
@@ -74,14 +78,16 @@ def _semantic(attrs, name: str, label: int, centre, half, R) -> None:
 
 
 def _add_rooms(
-    graph: dsg.DynamicSceneGraph, scene: SceneSpec, rooms: tuple[RoomRegion, ...]
+    graph: dsg.DynamicSceneGraph,
+    scene: SceneSpec,
+    layout: _Layout,
 ) -> dict[int, shapely.Polygon]:
     polys = {}
     building = dsg.RoomNodeAttributes()
     lo, hi = np.asarray(scene.bounds_min), np.asarray(scene.bounds_max)
-    _semantic(building, "building", 0, (lo + hi) / 2, (hi - lo) / 2, np.eye(3))
+    _semantic(building, layout.building, 0, (lo + hi) / 2, (hi - lo) / 2, np.eye(3))
     graph.add_node(layers.BUILDINGS, layers.building_id(), building)
-    for room in rooms:
+    for room in layout.rooms:
         poly = room.polygon
         polys[room.room_id] = poly
         x0, y0, x1, y1 = poly.bounds
@@ -100,12 +106,10 @@ def _add_rooms(
         attrs.metadata.set(meta)
         graph.add_node(layers.ROOMS, layers.room_id(room.room_id), attrs)
         graph.insert_edge(layers.building_id(), layers.room_id(room.room_id))
-    pairs: dict[tuple[int, int], list[int]] = {}
-    for door in scene.doors:
-        pairs.setdefault(tuple(sorted(door.rooms)), []).append(door.door_id)
-    for (a, b), doors in sorted(pairs.items()):
-        dist = polys[a].centroid.distance(polys[b].centroid)
-        graph.insert_edge(layers.room_id(a), layers.room_id(b), _edge(dist, doors=doors))
+    links = layout.links if layout.links is not None else door_links(scene, polys)
+    for link in links:
+        edge = _edge(link.weight, **link.metadata)
+        graph.insert_edge(layers.room_id(link.a), layers.room_id(link.b), edge)
     return polys
 
 
@@ -117,7 +121,10 @@ def _add_places(graph: dsg.DynamicSceneGraph, places: Places) -> None:
         attrs.position = np.array([xy[0], xy[1], 0.0])
         attrs.distance = float(clear)
         attrs.name = f"place_{i}"
-        attrs.metadata.set({"room_id": int(room)})
+        meta = {"room_id": int(room)}
+        if places.network:
+            meta["network"] = places.network[i]
+        attrs.metadata.set(meta)
         graph.add_node(layers.PLACES, layers.place_id(i), attrs)
         if room >= 0:
             graph.insert_edge(layers.room_id(int(room)), layers.place_id(i))
@@ -128,12 +135,25 @@ def _add_places(graph: dsg.DynamicSceneGraph, places: Places) -> None:
         )
 
 
-def _room_of(polys: dict[int, shapely.Polygon], xy) -> int | None:
-    point = shapely.Point(float(xy[0]), float(xy[1]))
-    for rid, poly in polys.items():
-        if poly.covers(point):
-            return rid
-    return None
+class _Regions:
+    """The rooms' polygons with a spatial index, for the room of a point and the rooms whose
+    outline passes near it."""
+
+    def __init__(self, polys: dict[int, shapely.Polygon]) -> None:
+        self.ids = list(polys)
+        self.polys = [polys[i] for i in self.ids]
+        self._tree = shapely.STRtree(self.polys)
+
+    def room_of(self, xy) -> int | None:
+        """The first room (in the layer's order) covering the point, None if none."""
+        hits = self._tree.query(shapely.Point(float(xy[0]), float(xy[1])), "covered_by")
+        return self.ids[int(min(hits))] if len(hits) else None
+
+    def outlines_near(self, xy, distance_m: float) -> list[int]:
+        """Rooms whose outline lies within `distance_m` of the point."""
+        at = shapely.Point(float(xy[0]), float(xy[1]))
+        near = sorted(int(k) for k in self._tree.query(at, "dwithin", distance_m))
+        return [self.ids[k] for k in near if self.polys[k].exterior.distance(at) <= distance_m]
 
 
 def _add_objects(
@@ -142,12 +162,14 @@ def _add_objects(
     polys: dict[int, shapely.Polygon],
     places: cKDTree,
 ) -> None:
-    """Static objects: structures (walls, floors, ...) below rooms, furniture with places."""
+    """Static objects: structures (walls, floors, roads, ...) below rooms, furniture (or a
+    town's buildings, trees, poles, ...) with places."""
+    regions = _Regions(polys)
     for obj in scene.objects:
         if obj.dynamic:
             continue
         centre, half, R = object_box(obj)
-        room = obj.room_id if obj.room_id is not None else _room_of(polys, centre)
+        room = obj.room_id if obj.room_id is not None else regions.room_of(centre)
         meta = {"instance_id": obj.instance_id, "class": obj.semantic_class, "room_id": room}
         if obj.semantic_class in layers.STRUCTURE_CLASSES:
             attrs = dsg.ObjectNodeAttributes()
@@ -156,13 +178,9 @@ def _add_objects(
             node = layers.structure_id(obj.instance_id)
             graph.add_node(layers.STRUCTURES, node, attrs, layers.STRUCTURE_PARTITION)
             # a wall's centre line lies on the outline of every room it bounds
-            at = shapely.Point(centre[:2])
-            touching = [
-                rid
-                for rid, poly in polys.items()
-                if rid == room or poly.exterior.distance(at) <= WALL_SNAP_M
-            ]
-            for rid in touching:
+            touching = set(regions.outlines_near(centre[:2], WALL_SNAP_M))
+            touching |= {room} if room is not None else set()
+            for rid in sorted(touching, key=regions.ids.index):
                 graph.insert_edge(layers.room_id(rid), node)
             continue
         attrs = dsg.ObjectNodeAttributes()
@@ -219,17 +237,45 @@ def _add_agents(
     return table
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """A world's room layer, where it comes from, its links (None: from the doors), its places
+    and the top node's name."""
+
+    source: str
+    rooms: tuple[RoomRegion, ...]
+    links: tuple[RegionLink, ...] | None
+    places: Places
+    building: str
+
+
+def _layout(scene: SceneSpec, spacing_m: float, min_clearance_m: float) -> _Layout:
+    """A town's regions and road network, else the floor plan's or free space's rooms and the
+    places of the clearance grid."""
+    if scene.roads is not None:
+        town = town_layout(scene.roads, spacing_m)
+        return _Layout(ROADS, town.rooms, town.links, town.places, "town")
+    rooms = room_layer(scene, free_grid(scene), min_clearance_m)
+    doors = np.array([d.center for d in scene.doors], dtype=float).reshape(-1, 2)
+    places = sample_places(rooms.grid, doors, spacing_m, min_clearance_m)
+    return _Layout(rooms.source, rooms.rooms, None, places, "building")
+
+
 def build_scene_graph(
     scene: SceneSpec,
     tracks: list[AgentTrack],
     *,
-    place_spacing_m: float = 0.5,
+    place_spacing_m: float | None = None,
     min_clearance_m: float = MIN_CLEARANCE_M,
     mesh: bool = False,
 ) -> dsg.DynamicSceneGraph:
     """The layered graph of a world (rooms, places, structures, objects) and agents' tracks;
     with `mesh`, also the static geometry as a class-labelled triangle mesh. Rooms are the
-    floor plan's, or in a world without rooms the connected regions of its free space."""
+    floor plan's, a town's blocks, junctions and road stretches, or in a world without rooms
+    the connected regions of its free space. Places are `place_spacing_m` apart (default 0.5 m,
+    in a town 5 m along its lanes and sidewalks)."""
+    if place_spacing_m is None:
+        place_spacing_m = TOWN_PLACE_SPACING_M if scene.roads is not None else PLACE_SPACING_M
     if not 0.1 <= place_spacing_m <= 10.0:
         raise DsgError(f"place_spacing_m={place_spacing_m} must lie in [0.1, 10] m")
     if not 0.0 <= min_clearance_m <= 5.0:
@@ -237,10 +283,9 @@ def build_scene_graph(
     graph = layers.new_graph()
     if mesh:
         graph.mesh = to_spark_mesh(*scene_mesh(scene))
-    rooms = room_layer(scene, free_grid(scene), min_clearance_m)
-    polys = _add_rooms(graph, scene, rooms.rooms)
-    doors = np.array([d.center for d in scene.doors], dtype=float).reshape(-1, 2)
-    places = sample_places(rooms.grid, doors, place_spacing_m, min_clearance_m)
+    layout = _layout(scene, place_spacing_m, min_clearance_m)
+    polys = _add_rooms(graph, scene, layout)
+    places = layout.places
     if not len(places.xy):
         raise DsgError(f"no free space with clearance >= {min_clearance_m} m for places")
     _add_places(graph, places)
@@ -255,7 +300,7 @@ def build_scene_graph(
             "format_version": FORMAT_VERSION,
             "frames": "world: z up, metres; agent poses are T_world_body (people: pelvis)",
             "scene_seed": scene.seed,
-            "rooms_from": rooms.source,
+            "rooms_from": layout.source,
             "agents": agents,
             "t_start_ns": min(times) if times else None,
             "t_end_ns": max(times) if times else None,

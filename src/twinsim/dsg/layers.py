@@ -2,7 +2,9 @@
 
 Layer 2 holds objects (partition 0) and agents (one partition per agent, 1 = the robot);
 layer 3 holds places (partition 0) and structures: walls, floors, ceilings, door frames and
-door openings (partition 1); layer 4 rooms; layer 5 the building.
+door openings, or a town's roads, sidewalks, markings, crosswalks, kerbs and terrain
+(partition 1); layer 4 rooms (a town's blocks, junctions and road stretches); layer 5 the
+building (the town).
 """
 
 from __future__ import annotations
@@ -18,9 +20,33 @@ ROOMS = 4
 BUILDINGS = 5
 ROBOT_PARTITION = 1
 
-STRUCTURE_CLASSES = ("wall", "floor", "ceiling", "door_frame")
-#: floor-plan room types, then `open_area` (a connected region of a roomless world's free space)
-ROOM_TYPES = ("living_room", "kitchen", "bedroom", "bathroom", "corridor", "office", "open_area")
+#: indoor structures, then a town's surfaces
+STRUCTURE_CLASSES = (
+    "wall",
+    "floor",
+    "ceiling",
+    "door_frame",
+    "road",
+    "sidewalk",
+    "road_marking",
+    "crosswalk",
+    "kerb",
+    "terrain",
+)
+#: floor-plan room types, `open_area` (a connected region of a roomless world's free space),
+#: then a town's regions (`twinsim.dsg.town`)
+ROOM_TYPES = (
+    "living_room",
+    "kitchen",
+    "bedroom",
+    "bathroom",
+    "corridor",
+    "office",
+    "open_area",
+    "block",
+    "junction",
+    "road",
+)
 DOOR_LABEL = "door"
 
 

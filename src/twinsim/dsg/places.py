@@ -68,6 +68,7 @@ class Places:
     room_id: np.ndarray  # (N,) int
     edges: np.ndarray  # (E, 2) int, i < j
     edge_clearance_m: np.ndarray  # (E,)
+    network: tuple[str, ...] = ()  # per place, in a town: `lane`, `sidewalk` or `crosswalk`
 
 
 def free_grid(scene: SceneSpec, cell_m: float = 0.05) -> FreeGrid:

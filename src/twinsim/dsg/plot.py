@@ -19,7 +19,11 @@ _ROOM_COLOURS = {
     "corridor": "#eeeeee",
     "office": "#f5dada",
     "open_area": "#f2efe6",
+    "block": "#e4ecd9",
+    "junction": "#d6d6d6",
+    "road": "#c4c4c4",
 }
+_MOVER_COLOURS = {"person": "#7d3c98", "vehicle": "#1e8449"}  # agents other than robots
 
 
 def plot_graph(
@@ -72,7 +76,7 @@ def plot_graph(
         a, b = centre[e.source], centre[e.target]
         ax.plot([a[0], b[0]], [a[1], b[1]], color="#b03a2e", lw=2.0, zorder=4)
     c = np.array(list(centre.values()))
-    ax.scatter(c[:, 0], c[:, 1], s=90, color="#b03a2e", zorder=5, label="rooms (door edges)")
+    ax.scatter(c[:, 0], c[:, 1], s=90, color="#b03a2e", zorder=5, label="rooms (and their links)")
     for n in rooms.nodes:
         ax.annotate(
             n.attributes.name,
@@ -82,9 +86,17 @@ def plot_graph(
             fontsize=7,
             zorder=6,
         )
-    for name in q.agents:
-        _, position = q.trajectory(name)
-        ax.plot(position[:, 0], position[:, 1], lw=2, zorder=7, label=name)
+    labelled = set()
+    for agent in graph.metadata.get()["agents"]:
+        _, position = q.trajectory(agent["name"])
+        kind = agent.get("kind", "robot")
+        if kind == "robot":
+            ax.plot(position[:, 0], position[:, 1], lw=2, zorder=7, label=agent["name"])
+            continue
+        label = None if kind in labelled else f"{kind}s"
+        labelled.add(kind)
+        colour = _MOVER_COLOURS.get(kind, "#555555")
+        ax.plot(position[:, 0], position[:, 1], lw=0.6, alpha=0.6, color=colour, label=label)
     for label, path in (paths or {}).items():
         ax.plot(path[:, 0], path[:, 1], lw=1.6, ls="--", zorder=8, label=label)
     ax.set_aspect("equal")

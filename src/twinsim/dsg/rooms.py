@@ -13,7 +13,7 @@ rooms of their own: nothing closes them off (see docs/scene-graphs.md).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import shapely
@@ -46,6 +46,28 @@ class RoomRegion:
     @property
     def polygon(self) -> shapely.Polygon:
         return shapely.Polygon(self.outline, self.holes)
+
+
+@dataclass(frozen=True)
+class RegionLink:
+    """A room–room edge: the two room ids, its length (centroid distance) and what joins them
+    (`doors`, or in a town `via`: junction, border or crosswalk ids)."""
+
+    a: int
+    b: int
+    weight: float
+    metadata: dict = field(default_factory=dict)
+
+
+def door_links(scene: SceneSpec, polys: dict[int, shapely.Polygon]) -> list[RegionLink]:
+    """One edge per pair of rooms that doors join, listing those doors."""
+    pairs: dict[tuple[int, int], list[int]] = {}
+    for door in scene.doors:
+        pairs.setdefault(tuple(sorted(door.rooms)), []).append(door.door_id)
+    return [
+        RegionLink(a, b, float(polys[a].centroid.distance(polys[b].centroid)), {"doors": doors})
+        for (a, b), doors in sorted(pairs.items())
+    ]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,17 @@ def _run(*args: str):
 
 
 def test_every_format_is_registered_with_its_options() -> None:
-    assert list(FORMATS) == ["tum", "euroc", "kitti", "rosbag2", "rosbag1", "coco", "yolo", "rerun"]
+    assert list(FORMATS) == [
+        "tum",
+        "euroc",
+        "kitti",
+        "kitti_tracking",
+        "rosbag2",
+        "rosbag1",
+        "coco",
+        "yolo",
+        "rerun",
+    ]
     assert FORMATS["yolo"].options() == {
         "camera": None, "task": "detect", "classes": None, "min_area": 1
     }  # fmt: skip

@@ -36,7 +36,8 @@ def export(
         bool, typer.Option("--overwrite", help="Replace an existing export folder.")
     ] = False,
 ) -> None:
-    """Export a sequence as TUM, EuRoC, KITTI, a ROS 2 or ROS 1 bag, COCO, YOLO or Rerun."""
+    """Export a sequence as TUM, EuRoC, KITTI (odometry or tracking), a ROS 2 or ROS 1 bag, COCO,
+    YOLO or Rerun."""
     try:
         options = _parse_options(fmt, option or [])
         if not overwrite:

@@ -49,6 +49,11 @@ FORMATS: dict[str, ExportFormat] = {
         ExportFormat("tum", "tum:export_tum", "TUM RGB-D: rgb/, depth/ (x5000), groundtruth"),
         ExportFormat("euroc", "euroc:export_euroc", "EuRoC MAV: mav0/ cameras, imu0, ground truth"),
         ExportFormat("kitti", "kitti:export_kitti", "KITTI odometry + SemanticKITTI labels"),
+        ExportFormat(
+            "kitti_tracking",
+            "kitti_tracking:export_kitti_tracking",
+            "KITTI tracking: image_02, label_02 tracks, calib",
+        ),
         ExportFormat("rosbag2", "rosbag2:export_rosbag2", "ROS 2 bag (MCAP): images, IMU, tf"),
         ExportFormat("rosbag1", "rosbag1:export_rosbag1", "ROS 1 bag (.bag): images, IMU, tf"),
         ExportFormat("coco", "coco:export_coco", "COCO instances (RLE masks) and keypoints"),

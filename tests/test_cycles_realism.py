@@ -220,9 +220,10 @@ def test_an_outdoor_world_has_a_sky_of_mujocos_ambient(tmp_path, gl_backend):
 
     from twinsim.config import RenderConfig
     from twinsim.engine.world import World
-    from twinsim.render.cycles.atmosphere import ZENITH_SRGB, sky_scale
+    from twinsim.render.cycles.atmosphere import sky_scale
     from twinsim.render.cycles.materials import linear
     from twinsim.render.cycles.passes import srgb8
+    from twinsim.scene.sky import ZENITH_SRGB
 
     world = World(_outdoor(box_room_scene()), RenderConfig(shadow_size=512), physics_hz=240)
     try:

@@ -222,6 +222,53 @@ def test_the_town_builds_in_mujoco_and_a_depth_camera_sees_the_road(gl_backend):
         world.close()
 
 
+def test_the_sky_fills_only_what_no_geom_covers_and_dims_at_night(gl_backend):
+    """Outdoors the empty pixels show the sky, bluer upwards; colour on geoms, depth and ids
+    are those of a render without sky; a night sun's ambient darkens it; fog replaces it."""
+    from twinsim.config import load_config
+    from twinsim.engine.look import Look
+    from twinsim.engine.render import CameraRenderer
+    from twinsim.engine.world import World
+    from twinsim.robots.omni import pose_to_qpos
+    from twinsim.scene.sky import sky_level
+    from twinsim.sim import build_scene
+
+    cfg = load_config("town", ["robot.kind=car"], seed=1, duration_s=1.0)
+    scene = build_scene(cfg)
+    assert sky_level(scene) == pytest.approx(1.0, abs=0.15)
+    point = scene.robot.path[0]
+    world = World(scene, cfg.render, cfg.sim.physics_hz)
+    cam = next(s.name for s in scene.sensors if s.type == "camera")
+    try:
+        world.robot().set_state(pose_to_qpos(point.pos, point.yaw), np.zeros(3))
+        plain = CameraRenderer(world.model, cam, 96, 72)
+        day = CameraRenderer(world.model, cam, 96, 72, sky_level=1.0)
+        night = CameraRenderer(world.model, cam, 96, 72, sky_level=0.1)
+        a, b, c = (r.render(world.data) for r in (plain, day, night))
+        empty = a.geom_ids < 0
+        assert 0.05 < empty.mean() < 0.95  # the camera sees sky and town
+        np.testing.assert_array_equal(a.depth, b.depth)
+        np.testing.assert_array_equal(a.geom_ids, b.geom_ids)
+        np.testing.assert_array_equal(a.rgb[~empty], b.rgb[~empty])
+        assert (a.rgb[empty] == 0).all() and (b.rgb[empty].max(axis=1) > 40).all()
+        rows = np.flatnonzero(empty.all(axis=1))
+        top, low = b.rgb[rows[0]].mean(axis=0), b.rgb[rows[-1]].mean(axis=0)
+        assert top[2] - top[0] > low[2] - low[0]  # bluer towards the zenith
+        assert b.rgb[empty].mean() > 5 * c.rgb[empty].mean()
+        for r in (plain, day, night):
+            r.close()
+    finally:
+        world.close()
+    foggy = World(scene, cfg.render, cfg.sim.physics_hz, Look(fog_start_m=5.0, fog_end_m=40.0))
+    try:
+        foggy.robot().set_state(pose_to_qpos(point.pos, point.yaw), np.zeros(3))
+        frame = foggy.render(cam, 96, 72)
+        fog = np.round(255 * np.asarray(Look().fog_rgb)).astype(np.uint8)
+        assert (frame.rgb[frame.geom_ids < 0] == fog).all()
+    finally:
+        foggy.close()
+
+
 def test_an_unknown_preset_is_a_one_line_error(tmp_path):
     out = subprocess.run(
         [

@@ -3,6 +3,8 @@
 `mujoco.Renderer` renders RGB and depth separately; reading both buffers after one
 `mjr_render` halves the cost (DESIGN.md's measurements). Images come out in OpenCV row order
 (top row first); depth is z-depth in metres along the optical axis, 0 where nothing was hit.
+Outdoors the pixels no geom covers show the sky (`twinsim.scene.sky`), painted after the pass:
+MuJoCo's skybox is a finite sphere that would hide (and give depth to) everything beyond it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 from mujoco.rendering.classic import gl_context
 
 from twinsim.engine.culling import CULLED_GEOM_GROUP, ViewCulling
+from twinsim.scene.sky import sky_rgb
 from twinsim.scene.spec import ROBOT_GEOM_GROUP
 
 VISIBLE_ROBOT_GROUP = 0  # the group other robots' geoms take while a camera renders them
@@ -43,8 +46,10 @@ class CameraRenderer:
         fog: bool = False,
         culling: ViewCulling | None = None,
         shown: np.ndarray | None = None,
+        sky_level: float | None = None,
     ) -> None:
-        """`shown`: robot geoms this camera sees (other robots'); robot geoms are hidden else."""
+        """`shown`: robot geoms this camera sees (other robots'); robot geoms are hidden else;
+        `sky_level`: an outdoor world's sky brightness (None: no sky, indoors)."""
         self._model = model
         self._shown = np.empty(0, int) if shown is None else np.asarray(shown, int)
         self._culling = None if reflections else culling  # a mirror shows what is out of view
@@ -76,6 +81,31 @@ class CameraRenderer:
         d = -(np.float32(2) * far * near) / (far - near)
         self._c_coef = np.float32(-0.5) * c - np.float32(0.5)
         self._d_coef = np.float32(-0.5) * d
+        self._sky_level = sky_level
+        self._rays = None if sky_level is None else self._ray_directions(model, width, height)
+
+    def _ray_directions(self, model: mujoco.MjModel, width: int, height: int) -> np.ndarray:
+        """Unit view rays (H·W, 3) in MuJoCo's camera frame (looking along −z, y up), rows
+        bottom-up as OpenGL reads them."""
+        tan_y = np.tan(np.deg2rad(model.cam_fovy[self._camera.fixedcamid]) / 2)
+        tan_x = tan_y * width / height
+        x = (2 * (np.arange(width) + 0.5) / width - 1) * tan_x
+        y = (2 * (np.arange(height) + 0.5) / height - 1) * tan_y
+        rays = np.stack(np.broadcast_arrays(x[None, :], y[:, None], -1.0), axis=-1)
+        return (rays / np.linalg.norm(rays, axis=-1, keepdims=True)).reshape(-1, 3)
+
+    def _paint_sky(self, data: mujoco.MjData) -> None:
+        """The sky (or, in fog, the fog's colour: the sky is infinitely far) in the pixels no
+        geom covers (depth buffer still cleared), from each ray's elevation."""
+        empty = np.flatnonzero(self._zbuf.reshape(-1) <= 0.0)
+        if not len(empty):
+            return
+        if self._fog:
+            colour = np.broadcast_to(np.asarray(self._model.vis.rgba.fog[:3]), (len(empty), 3))
+        else:
+            up = data.cam_xmat[self._camera.fixedcamid].reshape(3, 3)[2]  # world z in cam frame
+            colour = sky_rgb(self._rays[empty] @ up, self._sky_level)
+        self._rgb.reshape(-1, 3)[empty] = np.round(255.0 * colour).astype(np.uint8)
 
     def render(self, data: mujoco.MjData) -> RenderedFrame:
         """Render the current state; the arrays returned are new (safe to hand to a writer)."""
@@ -86,7 +116,7 @@ class CameraRenderer:
         """Only the colour image of the current state (new array): a twin that takes depth and
         masks from its source skips the depth read-back and the segmentation pass."""
         self._update_scene(data)
-        self._colour_pass(None)
+        self._colour_pass(None if self._rays is None else self._zbuf, data)
         return self._rgb[::-1].copy()
 
     def render_raw(self, data: mujoco.MjData) -> None:
@@ -95,7 +125,7 @@ class CameraRenderer:
         Benchmarks divide the pipeline's frame time by this.
         """
         self._update_scene(data)
-        self._colour_pass(self._zbuf)
+        self._colour_pass(self._zbuf, data)
         flags = self._scene.flags
         flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 1
         try:
@@ -104,8 +134,9 @@ class CameraRenderer:
         finally:
             flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 0
 
-    def _colour_pass(self, zbuf: np.ndarray | None) -> None:
-        """Render the updated scene in colour (with fog, if any); read RGB and, if given, depth."""
+    def _colour_pass(self, zbuf: np.ndarray | None, data: mujoco.MjData) -> None:
+        """Render the updated scene in colour (with fog, if any); read RGB and, if given, depth;
+        outdoors paint the sky."""
         flags = self._scene.flags
         flags[mujoco.mjtRndFlag.mjRND_FOG] = self._fog
         try:
@@ -113,6 +144,8 @@ class CameraRenderer:
             mujoco.mjr_readPixels(self._rgb, zbuf, self._rect, self._ctx)
         finally:
             flags[mujoco.mjtRndFlag.mjRND_FOG] = 0
+        if self._rays is not None:
+            self._paint_sky(data)
 
     def _update_scene(self, data: mujoco.MjData) -> None:
         """Make the GL context current and update the scene, culled actor geoms left out."""

@@ -22,6 +22,7 @@ from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.engine.robot_view import RobotView
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
 from twinsim.robots.registry import ROBOTS
+from twinsim.scene.sky import sky_level
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.base import CameraMount, SiteMount
 
@@ -208,6 +209,7 @@ class World:
                 fog=self.look.fog_start_m is not None,
                 culling=self.culling,
                 shown=self._others.get(camera),
+                sky_level=sky_level(self.scene),
             )
         return renderer
 

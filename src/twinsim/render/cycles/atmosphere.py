@@ -22,10 +22,8 @@ import math
 import numpy as np
 
 from twinsim.render.cycles.materials import linear
+from twinsim.scene.sky import GROUND_ALBEDO, HORIZON_SRGB, ZENITH_SRGB
 
-HORIZON_SRGB = (0.78, 0.84, 0.90)
-ZENITH_SRGB = (0.33, 0.52, 0.82)
-GROUND_ALBEDO = 0.25
 KOSCHMIEDER = -math.log(0.02)  # 3.912: ln(1 / contrast threshold)
 _LUMA = np.array([0.2126, 0.7152, 0.0722])
 

@@ -141,6 +141,25 @@ def test_sim3_recovers_scale(files):
     assert result.coverage == pytest.approx(1.0, abs=0.1)
 
 
+def test_a_straight_drive_is_aligned_at_its_first_pose_and_says_so():
+    """Umeyama leaves the rotation about a straight path free (evo refuses it): the estimate is
+    aligned at the first pose, the ATE is the drift from there, and a note says so."""
+    t_ns = np.arange(50, dtype=np.int64) * 50_000_000
+    poses = np.tile(np.eye(4), (50, 1, 1))
+    poses[:, 0, 3] = np.linspace(0.0, 20.0, 50)  # 20 m straight ahead
+    est = poses.copy()
+    est[:, 1, 3] = np.linspace(0.0, 0.5, 50)  # drifts 0.5 m sideways, linearly
+    moved = est.copy()
+    moved[:, :3, 3] += (5.0, -3.0, 1.0)  # the estimate's own origin
+    result = evaluate(from_poses(t_ns, poses, "gt"), from_poses(t_ns, moved, "est"))
+    assert result.alignment == "origin"
+    assert any("aligned at the first pose" in n for n in result.notes)
+    expected = float(np.sqrt(np.mean(np.linspace(0.0, 0.5, 50) ** 2)))
+    assert result.ate_rmse == pytest.approx(expected, rel=1e-6)
+    with pytest.raises(TrajectoryError, match="cannot align"):
+        evaluate(from_poses(t_ns, poses, "gt"), from_poses(t_ns, moved, "est"), sim3=True)
+
+
 def test_ten_second_gap_tracking_rate():
     gt = ground_truth(20.0)
     t = gt.t_ns

@@ -12,6 +12,7 @@ import numpy as np
 from twinsim.atomic import atomic_file, write_text_atomic
 from twinsim.batch.jobs import SEQUENCE_TYPES
 from twinsim.batch.manifest import read_manifest
+from twinsim.batch.tables import TABLES_FILE, carla_loc_tables
 from twinsim.errors import OutputFolderError
 
 CARD = "README.md"
@@ -152,7 +153,14 @@ def write_contact_sheet(dataset: Path, sequences: dict[str, dict]) -> bool:
 
 
 def write_card(dataset: Path) -> None:
-    """Write the card and contact sheet of `dataset` from its manifest."""
+    """Write the card and contact sheet of `dataset` from its manifest, and the benchmark
+    tables in CARLA-Loc's layout when the plan asks for them."""
     summary = dataset_summary(dataset)
     sheet = write_contact_sheet(dataset, summary["sequences"])
-    write_text_atomic(dataset / CARD, card_text(summary, sheet))
+    text = card_text(summary, sheet)
+    if (summary["plan"].get("bench") or {}).get("table") == "carla_loc":
+        manifest = read_manifest(dataset)
+        tables = carla_loc_tables(manifest["jobs"], summary["plan"].get("twins") or {})
+        write_text_atomic(dataset / TABLES_FILE, tables)
+        text += "\n" + tables.replace("## ", "### ")
+    write_text_atomic(dataset / CARD, text)

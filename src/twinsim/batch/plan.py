@@ -73,12 +73,14 @@ class Export(_Model):
 
 
 class Bench(_Model):
-    """A benchmark of each method on every sequence of the kinds in `of`."""
+    """A benchmark of each method on every sequence of the kinds in `of`; `table: carla_loc`
+    also tabulates the results in CARLA-Loc's layout (`twinsim.batch.tables`)."""
 
     methods: list[str] = Field(min_length=1)
     trials: int = Field(1, ge=1)
     seed: int = Field(0, ge=0)
     of: list[SequenceKind] = Field(default_factory=lambda: list(ALL_KINDS))
+    table: Literal["carla_loc"] | None = None
 
 
 class Resources(_Model):
@@ -125,13 +127,34 @@ class Job:
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
+#: the plans shipped with twinsim, by name (`twinsim batch carla_loc`)
+BUILTIN_PLANS = Path(__file__).resolve().parent.parent / "plans"
+
+
+def plan_path(name: str | Path) -> Path:
+    """A plan file, or the built-in plan of that name when no such file exists."""
+    path = Path(name)
+    builtin = BUILTIN_PLANS / f"{name}.yaml"
+    if not path.exists() and path.suffix == "" and builtin.is_file():
+        return builtin
+    return path
+
+
+def builtin_plans() -> list[str]:
+    return sorted(p.stem for p in BUILTIN_PLANS.glob("*.yaml"))
+
+
 def load_plan(path: str | Path) -> tuple[Plan, Path]:
-    """The plan in the YAML file `path` (validated) and the folder its relative paths are in."""
-    path = Path(path)
+    """The plan in the YAML file `path`, or the built-in plan of that name (validated), and the
+    folder its relative paths are in."""
+    path = plan_path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise PlanError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        builtin = ", ".join(builtin_plans())
+        raise PlanError(
+            f"{path}: cannot be read ({exc.strerror or exc}); built-in plans: {builtin}"
+        ) from None
     except yaml.YAMLError as exc:
         raise PlanError(f"{path}: is not valid YAML ({exc})".replace("\n", " ")) from None
     if isinstance(data, dict) and isinstance(data.get("exports"), list):

@@ -74,7 +74,8 @@ def evaluate(
     frame_period_s: float | None = None,
 ) -> Evaluation:
     """Associate `est` to `gt` by timestamp (within `max_diff_s`), align it by Umeyama (SE(3),
-    or Sim(3) for monocular estimates) and compute every metric exactly as evo's tools do."""
+    or Sim(3) for monocular estimates; at the first pose where a straight path leaves SE(3)
+    degenerate, noted) and compute every metric exactly as evo's tools do."""
     from evo.core import metrics, sync
     from evo.core.filters import FilterException
     from evo.core.geometry import GeometryException
@@ -102,10 +103,19 @@ def evaluate(
         raise TrajectoryError(
             f"only {matched} estimate pose(s) matched the ground truth; need at least 3 to align"
         )
+    alignment = "sim3" if sim3 else "se3"
     try:
         scale = est_sync.align(ref, correct_scale=sim3)[2]
     except GeometryException as exc:
-        raise TrajectoryError(f"cannot align {est.name} to {gt.name} ({exc})") from None
+        if sim3:  # a scale needs a path that is not a line
+            raise TrajectoryError(f"cannot align {est.name} to {gt.name} ({exc})") from None
+        # a straight drive leaves the rotation about its line free: align the first poses
+        est_sync.align_origin(ref)
+        scale, alignment = 1.0, "origin"
+        notes.append(
+            f"{est.name}: Umeyama alignment is degenerate on this path ({exc}); aligned at "
+            "the first pose instead"
+        )
 
     ape = metrics.APE(metrics.PoseRelation.translation_part)
     ape.process_data((ref, est_sync))
@@ -140,7 +150,7 @@ def evaluate(
         gt_poses=len(gt),
         est_poses=len(est),
         scale=float(scale),
-        alignment="sim3" if sim3 else "se3",
+        alignment=alignment,
         notes=notes,
         t_s=np.asarray(ref.timestamps, dtype=np.float64),
         ate_errors=np.asarray(ape.error, dtype=np.float64),

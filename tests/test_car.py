@@ -214,3 +214,33 @@ def test_the_carla_loc_preset_is_carla_locs_suite():
     assert sensors["lidar0"].model == "carla-hdl-32e" and sensors["lidar0"].rate_hz == 20
     assert sensors["imu0"].rate_hz == 200 and sensors["gnss0"].rate_hz == 10
     assert cfg.sim.physics_hz % 200 == 0
+
+
+def test_the_car_waits_at_red_lights_and_crosses_stop_lines_on_green():
+    """A drive through a signalised town: wherever the car's front crosses a stop line on its
+    route, that light is not red; and it did stop for at least one red light."""
+    from twinsim.robots.car_route import route_curve
+    from twinsim.robots.car_stops import route_stops
+    from twinsim.sim import build_scene
+
+    overrides = ["robot.kind=car", "scene.preset=mid_city", "scene.block_size_m=[30.0,36.0]"]
+    scene = build_scene(load_config("town", overrides, seed=4, duration_s=60.0))
+    car, roads = scene.robot, scene.roads
+    t = np.array([p.t_s for p in car.path])
+    xy = np.array([p.pos[:2] for p in car.path])
+    curve = route_curve(roads, car.route_lanes)
+    lines = route_stops(roads, car.route_lanes, curve, 0.0)  # where the front is at the line
+    assert len(lines) >= 3
+    along = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(xy, axis=0), axis=1))])
+    crossed, waited = 0, 0
+    for s_line, light in lines:
+        centre = s_line - car.length_m / 2
+        if along[-1] < centre:
+            break
+        k = int(np.searchsorted(along, centre))
+        assert light.state_at(float(t[k])) != "red", (s_line, t[k])
+        crossed += 1
+        before = (along > centre - 3.0) & (along <= centre)
+        speed = np.diff(along) / np.diff(t)
+        waited += bool((speed[before[1:]] < 1e-3).sum() * (t[1] - t[0]) >= 1.0)
+    assert crossed >= 2 and waited >= 1

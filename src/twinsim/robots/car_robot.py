@@ -26,15 +26,17 @@ from twinsim.robots.car_route import (
     shortest_route,
     start_lanes,
 )
+from twinsim.robots.car_stops import route_stops, time_through_lights
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.live_reference import BaseLimits
 from twinsim.robots.omni import pose_to_qpos
 from twinsim.robots.tour import PlanningError
-from twinsim.robots.trajectory import MotionLimits, parametrize
+from twinsim.robots.trajectory import MotionLimits
 from twinsim.scene.roads import RoadNetworkSpec
 from twinsim.scene.spec import BodySpec
 
 ROUTE_SLACK_M = 60.0  # a drawn route is this much longer than the run needs
+STOP_LINE_GAP_M = 1.0  # the car's front stops this far before a stop line
 
 
 def _pick_start(
@@ -68,7 +70,8 @@ def plan_route_drive(
 ) -> tuple[tuple[int, ...], tuple]:
     """The lanes of the car's route and its timed path: from rest, within the speed,
     acceleration, lateral acceleration and yaw-rate limits, jerk-limited by the
-    `smoothing_s` window, to rest at the goal or soon after `duration_s`."""
+    `smoothing_s` window, stopping at red lights, to rest at the goal or soon after
+    `duration_s`."""
     start = _pick_start(cfg, network, rng, start_allowed)
     if cfg.goal_lane is not None:
         route = shortest_route(network, start, cfg.goal_lane)
@@ -83,10 +86,8 @@ def plan_route_drive(
         smoothing_window_s=cfg.smoothing_s,
     )
     stop = None if cfg.goal_lane is not None else duration_s
-    path = parametrize(
-        [curve], limits, z_m=BODY_Z_M, start_yaw=float(curve.heading[0]), stop_after_s=stop
-    )
-    return tuple(route), path
+    stops = route_stops(network, route, curve, cfg.length_m / 2 + STOP_LINE_GAP_M)
+    return tuple(route), time_through_lights(curve, stops, limits, BODY_Z_M, stop)
 
 
 class Car(Robot):

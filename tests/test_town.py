@@ -269,6 +269,53 @@ def test_the_sky_fills_only_what_no_geom_covers_and_dims_at_night(gl_backend):
         foggy.close()
 
 
+def test_street_lamps_light_the_night_and_their_glass_glows(gl_backend):
+    """Under a night twin's dark sky the lamps are on: the pool lights sit at lamps near the
+    camera and brighten its image (depth and ids unchanged), and lamp glass glows."""
+    import mujoco
+
+    from twinsim.config import load_config
+    from twinsim.engine.lamps import POOL, REACH_M
+    from twinsim.engine.render import CameraRenderer
+    from twinsim.engine.world import World
+    from twinsim.replay.light import look_for, relight
+    from twinsim.replay.variations import LightPreset, LightVariation
+    from twinsim.robots.omni import pose_to_qpos
+    from twinsim.scene.sky import lamps_on
+    from twinsim.sim import build_scene
+
+    cfg = load_config("town", ["robot.kind=car"], seed=1, duration_s=1.0)
+    day = build_scene(cfg)
+    dark = LightVariation(preset=LightPreset.night)
+    night = relight(day, dark)
+    assert not lamps_on(day) and lamps_on(night) and len(night.roads.street_lamps) > POOL
+    world = World(night, cfg.render, cfg.sim.physics_hz, look_for(dark, None, 0))
+    cam = next(s.name for s in night.sensors if s.type == "camera")
+    try:
+        point = night.robot.path[0]
+        world.robot().set_state(pose_to_qpos(point.pos, point.yaw), np.zeros(3))
+        unlit = CameraRenderer(world.model, cam, 96, 72, sky_level=0.06)
+        lit = CameraRenderer(world.model, cam, 96, 72, sky_level=0.06, lamps=world.lamps)
+        a = unlit.render(world.data)  # the pool still parked below the ground
+        b = lit.render(world.data)
+        placed = world.data.light_xpos[world.lamps.ids]
+        lamps = np.asarray(night.roads.street_lamps)
+        eye = world.data.cam_xpos[world.model.camera(cam).id]
+        for p in placed[placed[:, 2] > 0]:
+            assert np.min(np.linalg.norm(lamps - p, axis=1)) < 1e-9  # at a lamp
+            assert np.linalg.norm(p[:2] - eye[:2]) <= REACH_M
+        assert (placed[:, 2] > 0).sum() >= 2
+        np.testing.assert_array_equal(a.depth, b.depth)
+        np.testing.assert_array_equal(a.geom_ids, b.geom_ids)
+        assert b.rgb.astype(int).sum() > 1.1 * a.rgb.astype(int).sum()
+        glass = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_MATERIAL, "mat_lamp_glass")
+        assert world.model.mat_emission[glass] == 1.0
+        for r in (unlit, lit):
+            r.close()
+    finally:
+        world.close()
+
+
 def test_an_unknown_preset_is_a_one_line_error(tmp_path):
     out = subprocess.run(
         [

@@ -21,6 +21,7 @@ from twinsim.engine.actors import (
     flying_body_name,
     person_body_name,
 )
+from twinsim.engine.lamps import add_lamp_pool
 from twinsim.engine.look import Look
 from twinsim.engine.meshes import textured_box
 from twinsim.engine.primitives import GEOM_TYPES, add_primitive
@@ -270,6 +271,7 @@ def build_spec(
     _add_assets(spec, scene)
     _add_objects(spec, scene)
     _add_lights(spec, scene)
+    add_lamp_pool(spec, scene)
     add_actors(spec, scene)
     for robot in scene.robots:
         _add_robot(spec, scene, robot, look)

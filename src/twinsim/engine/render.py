@@ -16,6 +16,7 @@ import numpy as np
 from mujoco.rendering.classic import gl_context
 
 from twinsim.engine.culling import CULLED_GEOM_GROUP, ViewCulling
+from twinsim.engine.lamps import LampPool
 from twinsim.scene.sky import sky_rgb
 from twinsim.scene.spec import ROBOT_GEOM_GROUP
 
@@ -47,9 +48,11 @@ class CameraRenderer:
         culling: ViewCulling | None = None,
         shown: np.ndarray | None = None,
         sky_level: float | None = None,
+        lamps: LampPool | None = None,
     ) -> None:
         """`shown`: robot geoms this camera sees (other robots'); robot geoms are hidden else;
-        `sky_level`: an outdoor world's sky brightness (None: no sky, indoors)."""
+        `sky_level`: an outdoor world's sky brightness (None: no sky, indoors); `lamps`: the
+        street lamps to place for this camera at night."""
         self._model = model
         self._shown = np.empty(0, int) if shown is None else np.asarray(shown, int)
         self._culling = None if reflections else culling  # a mirror shows what is out of view
@@ -82,6 +85,7 @@ class CameraRenderer:
         self._c_coef = np.float32(-0.5) * c - np.float32(0.5)
         self._d_coef = np.float32(-0.5) * d
         self._sky_level = sky_level
+        self._lamps = lamps
         self._rays = None if sky_level is None else self._ray_directions(model, width, height)
 
     def _ray_directions(self, model: mujoco.MjModel, width: int, height: int) -> np.ndarray:
@@ -156,6 +160,9 @@ class CameraRenderer:
         if self._culling is not None:
             aspect = self._width / self._height
             hidden = self._culling.hidden(model, data, self._camera.fixedcamid, aspect)
+        if self._lamps is not None:
+            cam = self._camera.fixedcamid
+            self._lamps.place(data, data.cam_xpos[cam], -data.cam_xmat[cam].reshape(3, 3)[:, 2])
         changed = np.concatenate([hidden, self._shown])
         saved = groups[changed].copy()
         groups[hidden] = CULLED_GEOM_GROUP

@@ -17,6 +17,7 @@ from twinsim.engine.actors import ActorDriver
 from twinsim.engine.build import compile_model, id_maps, sensor_mounts
 from twinsim.engine.contacts import RobotContacts
 from twinsim.engine.culling import ViewCulling
+from twinsim.engine.lamps import LampPool
 from twinsim.engine.look import Look, with_render_flicker
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.engine.robot_view import RobotView
@@ -69,6 +70,7 @@ class World:
         self._velocity = np.zeros(6)
         self.actors = ActorDriver(self.model, scene)
         self.culling = ViewCulling(self.model, scene, self._cullable_geoms())
+        self.lamps = LampPool.of(self.model, scene)
         light = mujoco.mjtObj.mjOBJ_LIGHT
         self._lights = np.array(
             [mujoco.mj_name2id(self.model, light, li.name) for li in scene.lights], dtype=int
@@ -210,6 +212,7 @@ class World:
                 culling=self.culling,
                 shown=self._others.get(camera),
                 sky_level=sky_level(self.scene),
+                lamps=self.lamps,
             )
         return renderer
 

@@ -128,7 +128,8 @@ class BlockSpec(_RoadSpec):
 
 
 class RoadNetworkSpec(_RoadSpec):
-    """Every lane, junction, light, sidewalk, crossing and block of a town."""
+    """Every lane, junction, light, sidewalk, crossing and block of a town; where its street
+    lamps shine from and the materials that glow while they are on (`twinsim.scene.sky`)."""
 
     preset: str
     lanes: tuple[LaneSpec, ...]
@@ -137,6 +138,8 @@ class RoadNetworkSpec(_RoadSpec):
     sidewalks: tuple[SidewalkSpec, ...] = ()
     crosswalks: tuple[CrosswalkSpec, ...] = ()
     blocks: tuple[BlockSpec, ...] = ()
+    street_lamps: tuple[Vec3, ...] = ()
+    lamp_materials: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _references_resolve(self) -> RoadNetworkSpec:

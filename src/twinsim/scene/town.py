@@ -228,7 +228,10 @@ def generate_town(cfg: TownConfig, rng: np.random.Generator) -> Layout:
     add_signals(network, mats, objs)
     add_islands(plan, mats, objs)
     add_stop_signs(plan, network, mats, objs)
-    add_street_lights(plan, mats, objs, STREET_LIGHT_SPACING_M)
+    lamps = add_street_lights(plan, mats, objs, STREET_LIGHT_SPACING_M)
+    network = network.model_copy(
+        update={"street_lamps": tuple(lamps), "lamp_materials": (mats.lamp,)}
+    )
     add_parked_cars(plan, mats, objs, rng, cfg.setting("parked_car_density"))
     add_trees(plan, mats, objs, rng, cfg.setting("tree_density"), [p for p, _ in buildings])
     lo, hi = _extent(objs)

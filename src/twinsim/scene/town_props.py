@@ -168,9 +168,10 @@ def add_stop_signs(
 
 def add_street_lights(
     plan: RoadPlan, mats: TownMaterials, objs: ObjectList, spacing: float
-) -> None:
-    """Street lights on each block's sidewalk, 0.6 m behind the kerb, clear of the corners."""
-    k = 0
+) -> list[tuple[float, float, float]]:
+    """Street lights on each block's sidewalk, 0.6 m behind the kerb, clear of the corners;
+    where each lamp shines from (just under its head, over the road)."""
+    k, lamps = 0, []
     for blk in plan.blocks:
         x0, y0, x1, y1 = blk.rect
         sides = (  # start, direction along, outward normal (toward the road)
@@ -197,7 +198,10 @@ def add_street_lights(
                     box((1.15, 0.0, SIDEWALK_Z + 6.22), (0.25, 0.12, 0.08), mats.lamp),
                 ]
                 objs.add(f"street_light_{k}", "pole", (p[0], p[1], 0.0), geoms, None, yaw)
+                head = p + 1.15 * np.array([math.cos(yaw), math.sin(yaw)])
+                lamps.append((r4(head[0]), r4(head[1]), r4(SIDEWALK_Z + 6.05)))
                 k += 1
+    return lamps
 
 
 def add_parked_cars(

@@ -271,7 +271,8 @@ def test_the_sky_fills_only_what_no_geom_covers_and_dims_at_night(gl_backend):
 
 def test_street_lamps_light_the_night_and_their_glass_glows(gl_backend):
     """Under a night twin's dark sky the lamps are on: the pool lights sit at lamps near the
-    camera and brighten its image (depth and ids unchanged), and lamp glass glows."""
+    camera and brighten its image (depth and ids unchanged); lamp glass and the vehicles'
+    head and tail lamps glow."""
     import mujoco
 
     from twinsim.config import load_config
@@ -281,10 +282,11 @@ def test_street_lamps_light_the_night_and_their_glass_glows(gl_backend):
     from twinsim.replay.light import look_for, relight
     from twinsim.replay.variations import LightPreset, LightVariation
     from twinsim.robots.omni import pose_to_qpos
+    from twinsim.scene.roads import VEHICLE_LAMP_MATERIALS
     from twinsim.scene.sky import lamps_on
     from twinsim.sim import build_scene
 
-    cfg = load_config("town", ["robot.kind=car"], seed=1, duration_s=1.0)
+    cfg = load_config("town", ["robot.kind=car", "traffic.vehicles=4"], seed=1, duration_s=1.0)
     day = build_scene(cfg)
     dark = LightVariation(preset=LightPreset.night)
     night = relight(day, dark)
@@ -308,8 +310,10 @@ def test_street_lamps_light_the_night_and_their_glass_glows(gl_backend):
         np.testing.assert_array_equal(a.depth, b.depth)
         np.testing.assert_array_equal(a.geom_ids, b.geom_ids)
         assert b.rgb.astype(int).sum() > 1.1 * a.rgb.astype(int).sum()
-        glass = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_MATERIAL, "mat_lamp_glass")
-        assert world.model.mat_emission[glass] == 1.0
+        for name in ("mat_lamp_glass", *VEHICLE_LAMP_MATERIALS):  # street and vehicle lamps
+            mat = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_MATERIAL, name)
+            assert world.model.mat_emission[mat] == 1.0
+            assert (world.model.geom_matid == mat).sum() >= 4
         for r in (unlit, lit):
             r.close()
     finally:

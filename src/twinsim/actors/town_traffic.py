@@ -16,7 +16,7 @@ import numpy as np
 from twinsim.actors.lane_paths import lane_paths, lanes_along
 from twinsim.actors.pedestrians import CLOCK_HZ, make_pedestrians, people_on_crossings
 from twinsim.actors.traffic import DT_S, CrossingTrack, EgoTrack, simulate_traffic
-from twinsim.actors.vehicles import CLASSES, vehicle_body
+from twinsim.actors.vehicles import CLASSES, lamp_materials, vehicle_body
 from twinsim.scene.roads import RoadNetworkSpec
 from twinsim.scene.spec import (
     FlyingObjectSpec,
@@ -150,6 +150,8 @@ def make_town_traffic(
             )
         )
         materials += mats
+    if any(cls != "bicycle" for cls in result.classes):
+        materials += lamp_materials()
     return TownTraffic(
         walks.people, tuple(objects), tuple(materials), walks.textures, next_id + len(objects)
     )

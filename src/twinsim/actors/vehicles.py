@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twinsim.scene.roads import VEHICLE_LAMP_MATERIALS
 from twinsim.scene.spec import GeomSpec, MaterialSpec, Quat
 
 _S = math.sqrt(0.5)
@@ -89,10 +90,20 @@ def _paint(rng: np.random.Generator, name: str) -> MaterialSpec:
     return MaterialSpec(name=name, rgba=rgba, specular=0.6, shininess=0.7, reflectance=0.1)
 
 
+def lamp_materials() -> tuple[MaterialSpec, MaterialSpec]:
+    """The head and tail lamp materials all vehicles share (`VEHICLE_LAMP_MATERIALS`)."""
+    head, tail = VEHICLE_LAMP_MATERIALS
+    return (
+        MaterialSpec(name=head, rgba=(0.95, 0.94, 0.85, 1.0), specular=0.9, shininess=0.9),
+        MaterialSpec(name=tail, rgba=(0.75, 0.04, 0.03, 1.0), specular=0.6, shininess=0.8),
+    )
+
+
 def vehicle_body(
     cls: VehicleClass, rng: np.random.Generator, name: str
 ) -> tuple[tuple[GeomSpec, ...], tuple[MaterialSpec, ...]]:
-    """The geoms of one vehicle of class `cls` and its own materials (named after `name`)."""
+    """The geoms of one vehicle of class `cls` and its own materials (named after `name`); its
+    lamps use the shared `lamp_materials` (a bicycle has none)."""
     paint = _paint(rng, f"{name}_paint")
     glass = MaterialSpec(
         name=f"{name}_glass",
@@ -138,4 +149,9 @@ def vehicle_body(
     for x in (axle, -axle):
         for y in (W / 2 - wheel_hw, -(W / 2 - wheel_hw)):
             geoms.append(_wheel(r, wheel_hw, x, y, tyre.name))
+    head, tail = VEHICLE_LAMP_MATERIALS
+    lamp_z = clearance + 0.75 * (lower - clearance)
+    for y in (W / 2 - 0.28, -(W / 2 - 0.28)):  # lamps set into the front and rear faces
+        geoms.append(_box((0.02, 0.16, 0.06), (L / 2 - 0.01, y, lamp_z), head))
+        geoms.append(_box((0.02, 0.14, 0.05), (-L / 2 + 0.01, y, lamp_z), tail))
     return tuple(geoms), (paint, glass, tyre)

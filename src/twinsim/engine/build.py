@@ -271,8 +271,8 @@ def build_spec(
     _add_assets(spec, scene)
     _add_objects(spec, scene)
     _add_lights(spec, scene)
-    add_lamp_pool(spec, scene)
     add_actors(spec, scene)
+    add_lamp_pool(spec, scene)  # after the actors: vehicles' lamps glow too
     for robot in scene.robots:
         _add_robot(spec, scene, robot, look)
     return spec

@@ -127,6 +127,10 @@ class BlockSpec(_RoadSpec):
     polygon: tuple[Vec2, ...] = Field(min_length=3)
 
 
+#: the materials every traffic vehicle's head and tail lamps share (they glow at night)
+VEHICLE_LAMP_MATERIALS = ("mat_vehicle_headlamp", "mat_vehicle_taillamp")
+
+
 class RoadNetworkSpec(_RoadSpec):
     """Every lane, junction, light, sidewalk, crossing and block of a town; where its street
     lamps shine from and the materials that glow while they are on (`twinsim.scene.sky`)."""

@@ -20,6 +20,7 @@ from pydantic import Field, model_validator
 from twinsim.scene.free_space import geom_footprint
 from twinsim.scene.generators import Layout, SceneConfig, WorldGenerator
 from twinsim.scene.parts import ObjectList, box, r3, r4
+from twinsim.scene.roads import VEHICLE_LAMP_MATERIALS
 from twinsim.scene.spec import LightSpec
 from twinsim.scene.town_buildings import GROUND_Z, add_blocks, add_roads
 from twinsim.scene.town_materials import TownMaterials
@@ -229,9 +230,8 @@ def generate_town(cfg: TownConfig, rng: np.random.Generator) -> Layout:
     add_islands(plan, mats, objs)
     add_stop_signs(plan, network, mats, objs)
     lamps = add_street_lights(plan, mats, objs, STREET_LIGHT_SPACING_M)
-    network = network.model_copy(
-        update={"street_lamps": tuple(lamps), "lamp_materials": (mats.lamp,)}
-    )
+    glowing = (mats.lamp, *VEHICLE_LAMP_MATERIALS)
+    network = network.model_copy(update={"street_lamps": tuple(lamps), "lamp_materials": glowing})
     add_parked_cars(plan, mats, objs, rng, cfg.setting("parked_car_density"))
     add_trees(plan, mats, objs, rng, cfg.setting("tree_density"), [p for p, _ in buildings])
     lo, hi = _extent(objs)

@@ -367,3 +367,19 @@ def test_cli_rerender_renders_every_frame(source, tmp_path):
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     assert open_sequence(out).metadata["twin"]["copied_from_source"] == {}
+
+
+def test_rain_in_a_town_is_a_periodic_field_of_the_same_density():
+    """A world larger than the particle cube repeats it: memory of one cube, and around any
+    camera the rain's density is the configured one."""
+    from twinsim.config import load_config
+    from twinsim.replay.weather import RAIN_PER_M3, TILE_M
+    from twinsim.sim import build_scene
+
+    town = build_scene(load_config("town", ["robot.kind=car"], seed=1, duration_s=1.0))
+    weather = Weather(town, rain=1.0, snow=0.0, smoke=0.0, seed=3)
+    drops = weather.particles[0]
+    assert weather.tiled and len(drops.xyz0) == round(RAIN_PER_M3 * TILE_M**3)
+    for eye in (np.array([0.0, 0.0, 1.5]), np.array([-31.0, 12.5, 4.0])):
+        near = np.linalg.norm(weather._positions(drops, 0.3, eye) - eye, axis=1) < 8.0
+        assert near.sum() == pytest.approx(RAIN_PER_M3 * 4 / 3 * np.pi * 8.0**3, rel=0.03)

@@ -4,7 +4,10 @@ MuJoCo has no particle systems or participating media, so weather is composited 
 rendered colour image from the frame's own depth, intrinsics and pose:
 
 - rain / snow: particles live in the world box of the scene (drawn once from the twin's seed,
-  falling with time, so every camera of a stereo pair and every frame sees the same drops).
+  falling with time, so every camera of a stereo pair and every frame sees the same drops);
+  in a world larger than a `TILE_M` cube (a town) they fill one such cube instead, repeated
+  across the world (a periodic field, the same density; only the copies within `MAX_RANGE_M`
+  of a camera are drawn), so memory and time stay those of a room.
   Each particle in front of the surface the pixel sees is drawn: rain as a streak along its
   fall during a 1/60 s exposure, snow as a flake whose size shrinks with distance.
 - smoke: Gaussian density blobs that drift across the world; the optical depth along each
@@ -35,6 +38,7 @@ SMOKE_SPEED_MPS = 0.15
 SMOKE_DENSITY_PER_M = 1.2  # peak extinction at smoke = 1
 SMOKE_RGB = np.array([150.0, 150.0, 155.0])
 _SAMPLES = 8  # points drawn along a rain streak
+TILE_M = 2.0 * MAX_RANGE_M  # the side of the repeated particle cube in a large world
 SMOKE_CUTOFF_SIGMAS = 4.0  # a blob is truncated here (its density is below 3.4e-4 of the peak)
 
 
@@ -102,6 +106,9 @@ class Weather:
         self.lo = np.asarray(scene.bounds_min, float)
         self.hi = np.asarray(scene.bounds_max, float)
         self.size = self.hi - self.lo
+        self.tiled = bool(np.prod(self.size) > TILE_M**3)
+        if self.tiled:
+            self.size = np.full(3, TILE_M)
         volume = float(np.prod(self.size))
         self.particles: list[_Particles] = []
         for amount, per_m3, speed, rgb, alpha, streak in (
@@ -138,18 +145,27 @@ class Weather:
             out = self._particles(out, depth, K, T_world_cam, t_s, p)
         return np.clip(np.rint(out), 0, 255).astype(np.uint8)
 
-    def _positions(self, p: _Particles, t_s: float) -> np.ndarray:
+    def _positions(self, p: _Particles, t_s: float, eye: np.ndarray) -> np.ndarray:
+        """The particles at time t; in a tiled world the copies of the cube that reach within
+        `MAX_RANGE_M` of the camera at `eye`."""
         xyz = p.xyz0.copy()
         if not p.streak:  # snow sways sideways as it falls
             xyz[:, 0] += 0.15 * np.sin(0.9 * t_s + p.sway)
             xyz[:, 1] += 0.15 * np.cos(0.7 * t_s + p.sway)
         xyz[:, 2] = self.lo[2] + np.mod(xyz[:, 2] - self.lo[2] - p.fall_mps * t_s, self.size[2])
-        return xyz
+        if not self.tiled:
+            return xyz
+        first = np.floor((eye - MAX_RANGE_M - self.lo) / TILE_M).astype(int)
+        last = np.floor((eye + MAX_RANGE_M - self.lo) / TILE_M).astype(int)
+        cells = np.stack(
+            np.meshgrid(*(np.arange(a, b + 1) for a, b in zip(first, last, strict=True))), -1
+        ).reshape(-1, 3)
+        return (xyz[None, :, :] + TILE_M * cells[:, None, :]).reshape(-1, 3)
 
     def _particles(self, out, depth, K, T_world_cam, t_s, p: _Particles) -> np.ndarray:
         h, w = depth.shape
         R, t = T_world_cam[:3, :3], T_world_cam[:3, 3]
-        head = (self._positions(p, t_s) - t) @ R
+        head = (self._positions(p, t_s, t) - t) @ R
         head = head[_in_view(head, K, (w, h), p.fall_mps * EXPOSURE_S)]
         if p.streak:  # the streak: where the drop was during the exposure (above it)
             tail = head + (np.array([0.0, 0.0, p.fall_mps * EXPOSURE_S]) @ R)

@@ -17,8 +17,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from twinsim.robots.ground_tour import GroundConfig, GroundShape
-from twinsim.robots.omni import JOINT_AXES, JOINT_NAMES  # the same planar x, y, yaw joints
-from twinsim.scene.spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec, RobotSpec
+from twinsim.robots.omni import planar_body  # the same planar x, y, yaw joints
+from twinsim.scene.spec import BodySpec, LinkGeomSpec, RobotSpec
 
 ROOT_LINK = "car_body"
 BODY_Z_M = 0.35  # the body frame's height: the axles'
@@ -160,17 +160,5 @@ def car_geoms(spec: CarSpec) -> tuple[LinkGeomSpec, ...]:
 def car_body(spec: CarSpec) -> BodySpec:
     """One link on the x, y, yaw joints at the axle height, a motor on each joint (the forces
     of the bicycle model)."""
-    joints = tuple(
-        JointSpec(name=name, type="hinge" if name == "yaw" else "slide", axis=axis, armature=1e-3)
-        for name, axis in zip(JOINT_NAMES, JOINT_AXES, strict=True)
-    )
-    link = LinkSpec(
-        name=ROOT_LINK,
-        pos=(0.0, 0.0, BODY_Z_M),
-        mass_kg=spec.mass_kg,
-        inertia=spec.inertia,
-        joints=joints,
-        geoms=car_geoms(spec),
-    )
-    actuators = tuple(ActuatorSpec(name=f"force_{j}", joint=j) for j in JOINT_NAMES)
-    return BodySpec(links=(link,), actuators=actuators, mount=ROOT_LINK)
+    geoms = car_geoms(spec)
+    return planar_body(ROOT_LINK, spec.mass_kg, spec.inertia, BODY_Z_M, geoms, 1e-3, "force")

@@ -130,20 +130,30 @@ def omni_geoms() -> tuple[LinkGeomSpec, ...]:
 
 def omni_body(spec: OmniSpec) -> BodySpec:
     """One link on the x, y, yaw joints at the base height, a motor on each joint."""
+    return planar_body(ROOT_LINK, spec.mass_kg, spec.inertia, BODY_Z_M, omni_geoms(), 1e-4, "motor")
+
+
+def planar_body(
+    root: str, mass_kg: float, inertia, z_m: float, geoms, armature: float, actuator: str
+) -> BodySpec:
+    """One link `root` on the planar x, y, yaw joints at height `z_m` with an actuator
+    `<actuator>_<joint>` on each joint (the omni base's and the car's body)."""
     joints = tuple(
-        JointSpec(name=name, type="hinge" if name == "yaw" else "slide", axis=axis, armature=1e-4)
+        JointSpec(
+            name=name, type="hinge" if name == "yaw" else "slide", axis=axis, armature=armature
+        )
         for name, axis in zip(JOINT_NAMES, JOINT_AXES, strict=True)
     )
     link = LinkSpec(
-        name=ROOT_LINK,
-        pos=(0.0, 0.0, BODY_Z_M),
-        mass_kg=spec.mass_kg,
-        inertia=spec.inertia,
+        name=root,
+        pos=(0.0, 0.0, z_m),
+        mass_kg=mass_kg,
+        inertia=inertia,
         joints=joints,
-        geoms=omni_geoms(),
+        geoms=tuple(geoms),
     )
-    actuators = tuple(ActuatorSpec(name=f"motor_{j}", joint=j) for j in JOINT_NAMES)
-    return BodySpec(links=(link,), actuators=actuators, mount=ROOT_LINK)
+    actuators = tuple(ActuatorSpec(name=f"{actuator}_{j}", joint=j) for j in JOINT_NAMES)
+    return BodySpec(links=(link,), actuators=actuators, mount=root)
 
 
 def pose_to_qpos(xy, yaw: float) -> np.ndarray:

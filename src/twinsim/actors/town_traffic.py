@@ -15,7 +15,8 @@ import numpy as np
 
 from twinsim.actors.lane_paths import lane_paths, lanes_along
 from twinsim.actors.pedestrians import CLOCK_HZ, make_pedestrians, people_on_crossings
-from twinsim.actors.traffic import DT_S, CrossingTrack, EgoTrack, simulate_traffic
+from twinsim.actors.traffic import DT_S, simulate_traffic
+from twinsim.actors.traffic_clear import CrossingTrack, EgoTrack
 from twinsim.actors.vehicles import CLASSES, lamp_materials, vehicle_body
 from twinsim.scene.roads import RoadNetworkSpec
 from twinsim.scene.spec import (

@@ -4,10 +4,12 @@ crossings and to the ego's planned drive; simulated once when the world is assem
 every vehicle's motion is a pure function of time in `scene.json` (keyframes of a
 `FlyingObjectSpec`, as other moving objects).
 
-The simulation steps `DT_S`. Each vehicle follows a seeded route along the lane graph at its
-own desired speed (the lane's limit × a factor drawn from `speed_factor`, capped by its
-class). Its IDM leader is the nearest of, along its route within the look-ahead:
-- the rear of any vehicle (or of the ego, where its planned path lies on a lane) ahead;
+The simulation steps `DT_S`. Each vehicle follows a seeded route along the lane graph (drawn
+anew when it changes lanes or overtakes, `twinsim.actors.lane_change`) at its own desired
+speed (the lane's limit × a factor drawn from `speed_factor`, capped by its class). Its
+IDM leader is the nearest of, along its route within the look-ahead:
+- the rear of any vehicle (or of the ego, where its planned path lies on a lane) ahead, on
+  its lane, on the lane it is changing from, or on a connector leaving the same lane;
 - a stop line whose light is red, or yellow while it can still stop comfortably;
 - the end of the lane before an intersection it may not enter yet. A vehicle enters a
   connector (a lane through an intersection) only holding a reservation: no other vehicle
@@ -28,9 +30,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from shapely.geometry import LineString, Point, Polygon
+from shapely.geometry import LineString
 
+from twinsim.actors import lane_change
+from twinsim.actors.lane_change import LaneChange, Occupancy
 from twinsim.actors.lane_paths import connector_conflicts, lane_paths, random_route
+from twinsim.actors.traffic_clear import CrossingTrack, EgoTrack, keep_clear
 from twinsim.actors.vehicles import CLASSES, VehicleClass
 from twinsim.scene.roads import RoadNetworkSpec
 
@@ -43,32 +48,9 @@ IDM_DELTA = 4.0
 CLEAR_MARGIN_S = 2.0  # a reservation also covers this long after the vehicle would be through
 RESERVE_REACH_M = 25.0  # a vehicle asks for its connector this far before the stop line
 SPAWN_GAP_M = 8.0  # at least this much free lane between spawned vehicles
-EGO_CLEAR_M = 1.0  # kept between a vehicle's footprint and the ego's
-PERSON_CLEAR_M = 0.8  # kept between a vehicle's footprint and a person's root
 EGO_START_CLEAR_M = 30.0  # no vehicle starts this near the ego's start
 LATERAL_MPS2 = 2.0  # comfortable lateral acceleration: a lane's curve caps its speed
 STOP_SHORT_M = 1.5  # a waiting front stays this far before its lane's end (or its stop line)
-
-
-@dataclass(frozen=True)
-class EgoTrack:
-    """The ego's planned drive on the traffic clock: centre x, y, heading, the lanes it is on
-    (lane id, arc length of its centre) at each step, and its half length and width."""
-
-    xy: np.ndarray  # (N, 2)
-    yaw: np.ndarray  # (N,)
-    lanes: list[list[tuple[int, float]]]
-    half_length_m: float
-    half_width_m: float
-
-
-@dataclass(frozen=True)
-class CrossingTrack:
-    """Where people are on the traffic clock: for each crosswalk, whether anyone is on it
-    (or about to step on) at each step."""
-
-    occupied: dict[int, np.ndarray]  # crosswalk id → (N,) bool
-    people_xy: np.ndarray  # (P, N, 2) every person's root
 
 
 @dataclass
@@ -82,6 +64,8 @@ class _Vehicle:
     v: float = 0.0
     #: connector held → where it begins and ends along the route (m)
     reserved: dict[int, tuple[float, float]] = field(default_factory=dict)
+    change: LaneChange | None = None  # the lane change under way
+    changed_at: int = -(10**9)  # the step the last lane change began
 
 
 @dataclass(frozen=True)
@@ -112,13 +96,22 @@ class TrafficSim:
         crossings: CrossingTrack | None,
     ) -> None:
         self.net, self.rng, self.egos, self.crossings = network, rng, tuple(egos), crossings
+        self.dt = DT_S
         self.paths = lane_paths(network)
+        self.predecessors = network.predecessors()
         self.conflicts = connector_conflicts(network, self.paths)
         self.t = _clock(total_s)
         self.crossed = self._crossed_by_connectors()
         self.holders: dict[int, int] = {}  # connector → how many vehicles hold it
         self.ego_connectors = self._ego_connector_steps()
         self.curve_cap = [_curve_speed(path.points) for path in self.paths]
+        #: connectors leaving the same lane: whoever is ahead on one is ahead on the others
+        #: too until their ways part
+        self.siblings = {
+            lid: {o for src in self.predecessors[lid] for o in network.lanes[src].successors}
+            - {lid}
+            for lid in self.conflicts
+        }
 
     # ------------------------------------------------------------------ set-up
     def _crossed_by_connectors(self) -> dict[int, list[int]]:
@@ -202,11 +195,19 @@ class TrafficSim:
     # ------------------------------------------------------------------ stepping
     def run(self, vehicles: list[_Vehicle]) -> np.ndarray:
         """Simulate; each vehicle's (x, y, z, yaw) of its centre at every step (V, N, 4)."""
-        lane = np.zeros((len(vehicles), len(self.t)), int)
-        arc = np.zeros((len(vehicles), len(self.t)))
+        shape = (len(vehicles), len(self.t))
+        lane, arc, offset, slope = (
+            np.zeros(shape, int),
+            np.zeros(shape),
+            np.zeros(shape),
+            np.zeros(shape),
+        )
         for k in range(len(self.t)):
             for i, veh in enumerate(vehicles):
                 lane[i, k], arc[i, k] = self._centre(veh)
+                if veh.change is not None:
+                    offset[i, k] = veh.change.offset(arc[i, k])
+                    slope[i, k] = veh.change.slope(arc[i, k])
             if k + 1 < len(self.t):
                 self._step(vehicles, k)
         out = np.zeros((len(vehicles), len(self.t), 4))
@@ -215,6 +216,10 @@ class TrafficSim:
             path = self.paths[int(lid)]
             out[on, :3] = path.at(arc[on])
             out[on, 3] = path.heading(arc[on])
+        yaw = out[..., 3]
+        out[..., 0] -= np.sin(yaw) * offset  # sideways, onto the lane's left normal
+        out[..., 1] += np.cos(yaw) * offset
+        out[..., 3] = yaw + np.arctan(slope)
         return out
 
     def _centre(self, veh: _Vehicle) -> tuple[int, float]:
@@ -225,18 +230,22 @@ class TrafficSim:
             s += self.paths[veh.route[index]].length
         return veh.route[index], s
 
-    def _occupancy(
-        self, vehicles: list[_Vehicle], k: int
-    ) -> dict[int, list[tuple[float, float, int]]]:
-        """Per lane, (rear s, speed, vehicle index or −1 for an ego) of whoever is on it."""
-        occ: dict[int, list[tuple[float, float, int]]] = {}
+    def _occupancy(self, vehicles: list[_Vehicle], k: int) -> Occupancy:
+        """Per lane, (rear s, speed, vehicle index or −1 for an ego, length) of whoever is on
+        it; a vehicle changing lanes is on both."""
+        occ: Occupancy = {}
         for i, veh in enumerate(vehicles):
-            rear, index = veh.s - veh.cls.length_m, veh.index
-            occ.setdefault(veh.route[index], []).append((rear, veh.v, i))
+            length = veh.cls.length_m
+            rear, index = veh.s - length, veh.index
+            occ.setdefault(veh.route[index], []).append((rear, veh.v, i, length))
             while rear < 0.0 and index > 0:  # its tail still on the lanes behind
                 index -= 1
                 rear += self.paths[veh.route[index]].length
-                occ.setdefault(veh.route[index], []).append((rear, veh.v, i))
+                occ.setdefault(veh.route[index], []).append((rear, veh.v, i, length))
+            if veh.change is not None:
+                old = veh.change.from_lane
+                entry = (self._on_old_lane(veh) - length, veh.v, i, length)
+                occ.setdefault(old, []).append(entry)
         for ego in self.egos:
             if k >= len(ego.lanes):
                 continue
@@ -244,23 +253,38 @@ class TrafficSim:
             if k + 1 < len(ego.xy):
                 speed = float(np.linalg.norm(ego.xy[k + 1] - ego.xy[k]) / DT_S)
             for lid, s in ego.lanes[k]:
-                occ.setdefault(lid, []).append((s - ego.half_length_m, speed, -1))
+                entry = (s - ego.half_length_m, speed, -1, 2.0 * ego.half_length_m)
+                occ.setdefault(lid, []).append(entry)
         return occ
+
+    def _on_old_lane(self, veh: _Vehicle) -> float:
+        """Where the front of a vehicle changing lanes is on the lane it leaves (the two run
+        side by side)."""
+        old = veh.change.from_lane
+        return veh.s * self.paths[old].length / self.paths[veh.route[veh.index]].length
 
     def _step(self, vehicles: list[_Vehicle], k: int) -> None:
         occ = self._occupancy(vehicles, k)
         t = float(self.t[k])
+        every = round(lane_change.DECIDE_EVERY_S / DT_S)
+        for i in range(len(vehicles)):
+            if (k + i) % every == 0:
+                lane_change.consider(self, vehicles, i, occ, k)
         accel = []
         for i, veh in enumerate(vehicles):
             gap, v_lead = self._leader(i, veh, occ, k, t)
-            accel.append(self._idm(veh, gap, v_lead))
+            accel.append(self.idm(veh, gap, v_lead))
         for veh, a in zip(vehicles, accel, strict=True):
             v_new = max(veh.v + a * DT_S, 0.0)
             veh.s += 0.5 * (veh.v + v_new) * DT_S
             veh.v = v_new
             self._advance(veh)
+            if veh.change is not None and veh.change.over(veh.s - veh.cls.length_m / 2):
+                veh.change = None
 
-    def _idm(self, veh: _Vehicle, gap: float, v_lead: float) -> float:
+    def idm(self, veh: _Vehicle, gap: float, v_lead: float) -> float:
+        """The Intelligent Driver Model's acceleration behind a leader `gap` m ahead at
+        `v_lead` (no leader: `gap` infinite)."""
         cls = veh.cls
         v0 = max(self._target(veh), 0.1)
         a, b = cls.accel_mps2, cls.decel_mps2
@@ -279,9 +303,17 @@ class TrafficSim:
             lane_id = veh.route[j]
             gaps = [
                 (ahead + rear, v)
-                for rear, v, who in occ.get(lane_id, ())
+                for lid in (lane_id, *self.siblings.get(lane_id, ()))
+                for rear, v, who, _ in occ.get(lid, ())
                 if who != i and (j > veh.index or rear > veh.s)
             ]
+            if j == veh.index and veh.change is not None:  # also behind those on the old lane
+                front = self._on_old_lane(veh)
+                gaps += [
+                    (rear - front, v)
+                    for rear, v, who, _ in occ.get(veh.change.from_lane, ())
+                    if who != i and rear > front
+                ]
             if gaps:
                 gap, v = min(gaps)
                 return max(gap, 0.0), v
@@ -391,75 +423,6 @@ def _curve_speed(points: np.ndarray) -> float:
     turning = float(np.abs(np.diff(heading)).sum())
     length = float(np.linalg.norm(d, axis=1).sum())
     return math.inf if turning < 1e-3 else math.sqrt(LATERAL_MPS2 * length / turning)
-
-
-def _footprint(pose: np.ndarray, half_l: float, half_w: float) -> Polygon:
-    x, y, _, yaw = pose
-    c, s = math.cos(yaw), math.sin(yaw)
-    corners = [
-        (x + c * a - s * b, y + s * a + c * b)
-        for a, b in ((half_l, half_w), (-half_l, half_w), (-half_l, -half_w), (half_l, -half_w))
-    ]
-    return Polygon(corners)
-
-
-def _apart(poses: np.ndarray, classes: Sequence[VehicleClass]) -> np.ndarray:
-    """Which vehicles to keep so that no two kept footprints ever overlap: of each pair that
-    does, the one spawned later goes (once; the model keeps nearly all apart)."""
-    keep = np.ones(len(classes), bool)
-    reach = np.array([math.hypot(c.length_m / 2, c.width_m / 2) for c in classes])
-    for k in range(poses.shape[1]):
-        xy = poses[:, k, :2]
-        near = np.linalg.norm(xy[:, None] - xy[None], axis=-1) < reach[:, None] + reach[None]
-        for i, j in zip(*np.nonzero(np.triu(near, 1)), strict=True):
-            if not (keep[i] and keep[j]):
-                continue
-            a = _footprint(poses[i, k], classes[i].length_m / 2, classes[i].width_m / 2)
-            b = _footprint(poses[j, k], classes[j].length_m / 2, classes[j].width_m / 2)
-            if a.intersects(b):
-                keep[j] = False
-    return keep
-
-
-def keep_clear(
-    poses: np.ndarray,
-    classes: Sequence[VehicleClass],
-    egos: Sequence[EgoTrack],
-    people_xy: np.ndarray | None,
-) -> np.ndarray:
-    """Which vehicles keep apart from each other, `EGO_CLEAR_M` from each ego's footprint and
-    `PERSON_CLEAR_M` from every person's root at every step (bool per vehicle)."""
-    keep = _apart(poses, classes) if len(classes) else np.ones(0, bool)
-    for i, cls in enumerate(classes):
-        if not keep[i]:
-            continue
-        half_l, half_w = cls.length_m / 2, cls.width_m / 2
-        centre = poses[i, :, :2]
-        for ego in egos:
-            if not keep[i]:
-                break
-            n = min(len(ego.xy), len(centre))
-            reach = math.hypot(half_l, half_w) + math.hypot(ego.half_length_m, ego.half_width_m)
-            near = np.flatnonzero(
-                np.linalg.norm(centre[:n] - ego.xy[:n], axis=1) < reach + EGO_CLEAR_M
-            )
-            for k in near:
-                ego_box = _footprint(
-                    np.r_[ego.xy[k], 0.0, ego.yaw[k]], ego.half_length_m, ego.half_width_m
-                )
-                if _footprint(poses[i, k], half_l, half_w).distance(ego_box) < EGO_CLEAR_M:
-                    keep[i] = False
-                    break
-        if keep[i] and people_xy is not None and len(people_xy):
-            n = min(people_xy.shape[1], len(centre))
-            d = np.linalg.norm(people_xy[:, :n] - centre[None, :n], axis=-1)
-            near = np.argwhere(d < math.hypot(half_l, half_w) + PERSON_CLEAR_M)
-            for p, k in near:
-                box = _footprint(poses[i, k], half_l, half_w)
-                if box.distance(Point(people_xy[p, k])) < PERSON_CLEAR_M:
-                    keep[i] = False
-                    break
-    return keep
 
 
 def simulate_traffic(

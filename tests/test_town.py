@@ -475,3 +475,43 @@ def test_the_outdoor_texture_kinds_are_deterministic_and_tile(kind):
     if kind == "facade":  # windows (glass, color_b) are darker than the wall (color_a)
         lum = img.mean(axis=2)
         assert np.percentile(lum, 10) < 0.5 * np.percentile(lum, 90)
+
+
+def test_cycles_lights_every_street_lamp_at_night(gl_backend, tmp_path):
+    """A night town in Cycles has one spot light at each street lamp (MuJoCo's moving pool
+    stays dark there), and they light the car's view."""
+    from twinsim.config import load_config
+    from twinsim.engine.world import World
+    from twinsim.render.cycles.scene import CyclesScene
+    from twinsim.render.cycles.settings import CyclesSettings
+    from twinsim.replay.light import look_for, relight
+    from twinsim.replay.variations import LightPreset, LightVariation
+    from twinsim.robots.omni import pose_to_qpos
+    from twinsim.sensors.camera import intrinsics
+    from twinsim.sim import build_scene
+
+    cfg = load_config("town", ["robot.kind=car"], seed=1, duration_s=1.0)
+    dark = LightVariation(preset=LightPreset.night)
+    night = relight(build_scene(cfg), dark)
+    world = World(night, cfg.render, cfg.sim.physics_hz, look_for(dark, None, 0))
+    cam = next(s.name for s in night.sensors if s.type == "camera")
+    try:
+        point = night.robot.path[0]
+        world.robot().set_state(pose_to_qpos(point.pos, point.yaw), np.zeros(3))
+        world.step_begin()
+        cycles = CyclesScene(world, CyclesSettings(samples=8, denoise=True), tmp_path / "work")
+        lamps = [o for o in cycles._bpy.data.objects if o.name.startswith("street_lamp")]
+        where = np.array([tuple(o.matrix_world.translation) for o in lamps])
+        expected = np.asarray(night.roads.street_lamps)
+        assert len(lamps) == len(expected)
+        np.testing.assert_allclose(np.sort(where, axis=0), np.sort(expected, axis=0), atol=1e-5)
+        args = (world.T_world_cam(cam), night.robot.name, intrinsics(48, 32, 90.0), (48, 32))
+        lit = cycles.render(*args, (0.05, 200.0)).rgb.astype(int).sum()
+        pool = [cycles._lights._objects[i] for i in world.lamps.ids]
+        assert all(o.data.energy == 0.0 for o in pool)
+        for o in lamps:
+            o.data.energy = 0.0
+        unlit = cycles.render(*args, (0.05, 200.0)).rgb.astype(int).sum()
+    finally:
+        world.close()
+    assert lit > 1.2 * unlit

@@ -34,6 +34,7 @@ copies of the models in which the textured boxes are analytic boxes again (~1.4�
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ _GEOM_POSE_FIELDS = ("geom_xpos", "geom_xmat")
 _LIVE_FIELDS = ("geom_size", "geom_rbound", "geom_aabb")
 _SPHERE_MARGIN_M = 1e-6  # widens every bounding sphere of the actor pre-filter (rounding)
 _CONE_MARGIN_RAD = 1e-6  # widens the bundle's cone (arccos loses ~1e-8 rad near 0)
+_POLE_RAD = math.radians(80.0)  # a sphere reaching this elevation is tested against every ray
 _SHOWN_GROUP = 0  # the group a robot's geoms take where a caster shows them
 CASTERS = ("embree", "split", "whole")
 
@@ -251,7 +253,8 @@ def _near_spheres(
 ) -> list[np.ndarray]:
     """Per sphere, the unit rays from `origin` that may pass within it, entering it at most
     `reach` (scalar or per ray) away (conservative): indices into `dirs`. Spheres outside the
-    bundle's cone are ruled out first."""
+    bundle's cone are ruled out first; a sphere narrow in azimuth is tested only against the
+    rays in its azimuth window (`_windowed`), the others against every ray at once."""
     reach = np.broadcast_to(np.asarray(reach, np.float64), (len(dirs),))
     rel = centers - origin
     dist = np.linalg.norm(rel, axis=1)
@@ -269,15 +272,63 @@ def _near_spheres(
     for k in np.flatnonzero(inside):
         rays[k] = np.arange(len(dirs))
     ids = np.flatnonzero(live)
-    if len(ids):
-        # a ray passes within r of the centre, in front, iff along ≥ √(dist² − r²); it enters
-        # the sphere no nearer than along − r
-        along = rel[ids] @ dirs.T  # (spheres, rays)
-        lo = np.sqrt(dist[ids] ** 2 - r[ids] ** 2)[:, None]
-        near = (along >= lo) & (along <= reach + r[ids][:, None])
-        for k, row in zip(ids, near, strict=True):
-            rays[k] = np.flatnonzero(row)
+    if not len(ids):
+        return rays
+    # a sphere seen at elevation e under a half-angle h spans azimuths within
+    # asin(sin h / cos e) of its centre's (while |e| + h < 90°)
+    elev = np.arcsin(np.clip(rel[ids, 2] / dist[ids], -1.0, 1.0))
+    half = np.arcsin(np.minimum(1.0, r[ids] / dist[ids]))
+    tilt = np.minimum(np.abs(elev) + half, _POLE_RAD)
+    width = np.arcsin(np.minimum(1.0, np.sin(half) / np.cos(tilt))) + _CONE_MARGIN_RAD
+    azimuth = np.arctan2(dirs[:, 1], dirs[:, 0])
+    order = np.argsort(azimuth, kind="stable")
+    window = _AzimuthWindow(azimuth[order], order)
+    wide = (np.abs(elev) + half >= _POLE_RAD) | (2.0 * width >= 0.5 * window.span)
+    for k, row in zip(ids[wide], _dense(rel, dist, r, dirs, reach, ids[wide]), strict=True):
+        rays[k] = row
+    centre_azimuth = np.arctan2(rel[ids, 1], rel[ids, 0])
+    lo = np.sqrt(dist**2 - r**2, where=~inside, out=np.zeros_like(dist))
+    for j in np.flatnonzero(~wide):
+        k = ids[j]
+        cand = window.rays(centre_azimuth[j] - width[j], centre_azimuth[j] + width[j])
+        along = dirs[cand] @ rel[k]
+        rays[k] = cand[(along >= lo[k]) & (along <= reach[cand] + r[k])]
     return rays
+
+
+def _dense(
+    rel: np.ndarray, dist: np.ndarray, r: np.ndarray, dirs: np.ndarray, reach, ids: np.ndarray
+) -> list[np.ndarray]:
+    """`_near_spheres` for the spheres `ids` against every ray: a ray passes within r of the
+    centre, in front, iff along ≥ √(dist² − r²); it enters the sphere no nearer than along − r."""
+    if not len(ids):
+        return []
+    along = rel[ids] @ dirs.T  # (spheres, rays)
+    lo = np.sqrt(dist[ids] ** 2 - r[ids] ** 2)[:, None]
+    near = (along >= lo) & (along <= reach + r[ids][:, None])
+    return [np.flatnonzero(row) for row in near]
+
+
+@dataclass(frozen=True)
+class _AzimuthWindow:
+    """A bundle's rays sorted by world azimuth, to pick those within an azimuth interval."""
+
+    sorted_azimuth: np.ndarray
+    order: np.ndarray
+
+    @property
+    def span(self) -> float:
+        return float(self.sorted_azimuth[-1] - self.sorted_azimuth[0])
+
+    def rays(self, lo: float, hi: float) -> np.ndarray:
+        """Ascending indices of the rays with azimuth in [lo, hi] (wrapping at ±π)."""
+        az, order = self.sorted_azimuth, self.order
+        parts = [order[np.searchsorted(az, lo) : np.searchsorted(az, hi, "right")]]
+        if lo < -math.pi:
+            parts.append(order[np.searchsorted(az, lo + 2.0 * math.pi) :])
+        if hi > math.pi:
+            parts.append(order[: np.searchsorted(az, hi - 2.0 * math.pi, "right")])
+        return np.sort(np.concatenate(parts))
 
 
 class RayCaster:

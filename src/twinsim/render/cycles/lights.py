@@ -12,15 +12,24 @@ headlight's) are each material's emission of its own colour indoors (`materials`
 sky's radiance outdoors (`atmosphere`): both add c·a on an open surface as MuJoCo does. Colours are
 MuJoCo's display values, turned to linear light. A spot's cone is its cutoff (at most a
 half-space) with a soft edge in place of MuJoCo's cosᵉ falloff.
+
+A town's street lamps at night are lit in MuJoCo by a small pool of spot lights moved to the
+lamps each camera sees (`twinsim.engine.lamps`); Cycles has no limit on lights, so every lamp
+gets its own spot of the pool lights' colour and cone, fixed where it stands, and the pool
+itself is left dark.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from twinsim.render.cycles.materials import linear
+
+if TYPE_CHECKING:
+    from twinsim.engine.lamps import LampPool
 
 _SPOT, _DIRECTIONAL = 0, 1  # mjtLightType values (MuJoCo's stable enum)
 _MIN_REFERENCE_M = 0.5
@@ -35,9 +44,10 @@ def point_power_w(diffuse: np.ndarray, height_m: float) -> float:
 class Lights:
     """The model's lights as Cycles lights, moved and dimmed to the world's current state."""
 
-    def __init__(self, bpy, model, collection) -> None:
+    def __init__(self, bpy, model, collection, lamps: LampPool | None = None) -> None:
         self._bpy, self._model = bpy, model
         self._objects = []
+        self._pool = set() if lamps is None else set(lamps.ids.tolist())
         for i in range(model.nlight):
             directional = int(model.light_type[i]) == _DIRECTIONAL
             data = bpy.data.lights.new(f"light{i}", "SUN" if directional else "SPOT")
@@ -51,6 +61,25 @@ class Lights:
         head = bpy.data.lights.new("headlight", "SUN")
         self._headlight = bpy.data.objects.new("headlight", head)
         collection.objects.link(self._headlight)
+        if lamps is not None and self._pool:
+            self._street_lamps(collection, lamps.lamps, next(iter(self._pool)))
+
+    def _street_lamps(self, collection, positions: np.ndarray, pool_light: int) -> None:
+        """One spot per street lamp, as the pool light `pool_light` would light it there."""
+        import mathutils
+
+        m = self._model
+        diffuse = np.asarray(m.light_diffuse[pool_light], float)
+        peak = max(max(linear(diffuse)), 1e-9)
+        for k, pos in enumerate(positions):
+            data = self._bpy.data.lights.new(f"street_lamp{k}", "SPOT")
+            data.spot_size = min(math.pi, 2.0 * math.radians(float(m.light_cutoff[pool_light])))
+            data.spot_blend, data.shadow_soft_size = 1.0, 0.05
+            data.color = tuple(c / peak for c in linear(diffuse))
+            data.energy = point_power_w(diffuse, float(pos[2]))
+            obj = self._bpy.data.objects.new(f"street_lamp{k}", data)
+            obj.matrix_world = mathutils.Matrix(_aim(pos, np.array([0.0, 0.0, -1.0])).tolist())
+            collection.objects.link(obj)
 
     def update(self, instant, cam_matrix_world: np.ndarray) -> None:
         """Place every light where MuJoCo has it at `instant` (an `Instant`), with its colour
@@ -60,6 +89,8 @@ class Lights:
         for i, obj in enumerate(self._objects):
             pos, direction = instant.light_xpos[i], instant.light_xdir[i]
             diffuse = np.asarray(instant.light_diffuse[i], float)
+            if i in self._pool:  # each lamp has its own light here
+                diffuse = np.zeros(3)
             obj.matrix_world = mathutils.Matrix(_aim(pos, direction).tolist())
             peak = max(max(linear(diffuse)), 1e-9)
             obj.data.color = tuple(c / peak for c in linear(diffuse))

@@ -110,7 +110,7 @@ class CyclesScene:
         self._robot_geoms = {n: set(g.tolist()) for n, g in world.maps.robot_geoms.items()}
         self.poser = WorldPoser(world)
         self._geoms = self.poser.geoms
-        self._lights = Lights(bpy, model, scene.collection)
+        self._lights = Lights(bpy, model, scene.collection, world.lamps)
         outdoor = world.scene.roads is not None
         ambient = self._lights.ambient()
         materials = Materials(bpy, model, world.scene, 0.0 if outdoor else ambient, settings.bump)

@@ -23,10 +23,26 @@ from twinsim.actors.town_traffic import VEHICLE_PREFIX
 from twinsim.config import load_config
 from twinsim.engine.backend import configure_backend
 from twinsim.robots.omni import pose_to_qpos
+from twinsim.scene.sky import sky_level, sky_rgb
 from twinsim.sim import build_scene
 
 PRESETS = ("small_town", "mid_city", "highway", "skyscraper_city", "rural")
 SIZE = (640, 360)
+
+
+def _elevations(cam, fovy_deg: float) -> np.ndarray:
+    """The sine of each pixel's view-ray elevation for MuJoCo's free camera `cam` (H, W)."""
+    a, e = np.radians(cam.azimuth), np.radians(cam.elevation)
+    forward = np.array([np.cos(e) * np.cos(a), np.cos(e) * np.sin(a), np.sin(e)])
+    right = np.cross(forward, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, forward)
+    tan_half = np.tan(np.radians(fovy_deg) / 2)
+    w, h = SIZE
+    y = (1.0 - 2.0 * (np.arange(h) + 0.5) / h) * tan_half
+    x = (2.0 * (np.arange(w) + 0.5) / w - 1.0) * tan_half * w / h
+    rays = forward + x[None, :, None] * right + y[:, None, None] * up
+    return rays[..., 2] / np.linalg.norm(rays, axis=-1)
 
 
 def _views(preset: str, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
@@ -51,7 +67,11 @@ def _views(preset: str, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
     option.geomgroup[:] = 1  # the car too
     with mujoco.Renderer(world.model, SIZE[1], SIZE[0]) as renderer:
         renderer.update_scene(world.data, camera=cam, scene_option=option)
-        overview = renderer.render()
+        overview = renderer.render().copy()
+        renderer.enable_segmentation_rendering()
+        empty = renderer.render()[..., 0] < 0
+    fovy = float(world.model.vis.global_.fovy)
+    overview[empty] = np.round(255 * sky_rgb(_elevations(cam, fovy)[empty], sky_level(scene)))
     frame = world.render("cam_left", *SIZE).rgb  # as a recording renders it: culled, with sky
     world.close()
     vehicles = sum(f.name.startswith(VEHICLE_PREFIX) for f in scene.flying_objects)

@@ -13,7 +13,6 @@ ids and names are numbered consecutively, so a scene never holds an unused mater
 
 from __future__ import annotations
 
-import colorsys
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,12 +23,12 @@ import numpy as np
 from twinsim.actors.bvh import BvhClip, load_bvh
 from twinsim.actors.gait import walk_path_length
 from twinsim.actors.human import SEGMENT_NAMES
+from twinsim.actors.wardrobe import Wardrobe, round3
 from twinsim.config import PeopleConfig
 from twinsim.scene.free_space import FloorRegion, FreeSpace, build_free_space
 from twinsim.scene.placement import PlacementResult, TraceMap
 from twinsim.scene.seats import Seat, find_seats
 from twinsim.scene.spec import (
-    RGB,
     HumanBodySpec,
     HumanMotionSpec,
     MaterialSpec,
@@ -54,28 +53,7 @@ MAX_TURN_RAD = math.radians(120.0)  # sharpest corner of a route
 REACH_M = {"walk": 0.4, "idle": 0.35, "wave": 0.95, "sit": 0.75, "bvh": 0.6}
 SEAT_FEET_M = 0.55  # how far in front of a seat's middle a sitter's feet rest
 CLAIM_MARGIN_M = 0.3  # a proposal claims its reach plus this (part of a neighbour's reach)
-TEXTURE_SIZE = 128
 PENDING = "pending"  # material name of a candidate before it is placed
-
-# Skin tones from light to dark (sRGB), after common make-up / photographic references.
-SKIN_TONES: tuple[RGB, ...] = (
-    (0.96, 0.82, 0.72),
-    (0.92, 0.74, 0.60),
-    (0.84, 0.64, 0.49),
-    (0.72, 0.52, 0.37),
-    (0.58, 0.40, 0.27),
-    (0.44, 0.29, 0.19),
-    (0.32, 0.21, 0.14),
-)
-HAIR_COLORS: tuple[RGB, ...] = (
-    (0.05, 0.04, 0.03),
-    (0.18, 0.11, 0.06),
-    (0.35, 0.22, 0.12),
-    (0.62, 0.46, 0.26),
-    (0.85, 0.72, 0.48),
-    (0.55, 0.25, 0.12),
-    (0.62, 0.62, 0.60),
-)
 
 PlacementFn = Callable[[Sequence[PersonSpec]], PlacementResult]
 
@@ -92,119 +70,14 @@ class PopulationResult:
     traces: TraceMap
 
 
-def _r3(v: float) -> float:
-    return round(float(v), 3)
-
-
-def _hsv(rng: np.random.Generator, h, s, v) -> RGB:
-    rgb = colorsys.hsv_to_rgb((rng.uniform(*h) % 360.0) / 360.0, rng.uniform(*s), rng.uniform(*v))
-    return (_r3(rgb[0]), _r3(rgb[1]), _r3(rgb[2]))
-
-
-def _jitter(rng: np.random.Generator, c: RGB, spread: float) -> RGB:
-    f = rng.uniform(1.0 - spread, 1.0 + spread, 3)
-    return tuple(_r3(min(1.0, x * k)) for x, k in zip(c, f, strict=True))
-
-
-def _shade(c: RGB, factor: float) -> RGB:
-    return tuple(_r3(min(1.0, x * factor)) for x in c)
-
-
-class _Wardrobe:
-    """Makes one placed person's uniquely named materials and fabric textures."""
-
-    def __init__(self, name: str, rng: np.random.Generator) -> None:
-        self.name, self.rng = name, rng
-        self.materials: list[MaterialSpec] = []
-        self.textures: list[TextureSpec] = []
-
-    def plain(self, part: str, rgb: RGB, shiny: float = 0.1) -> str:
-        mat = MaterialSpec(
-            name=f"mat_{self.name}_{part}",
-            rgba=(*rgb, 1.0),
-            specular=_r3(self.rng.uniform(0.5, 1.5) * shiny),
-            shininess=_r3(self.rng.uniform(0.1, 0.4)),
-        )
-        self.materials.append(mat)
-        return mat.name
-
-    def fabric(self, part: str, colors: tuple[RGB, RGB], span_m: float, params: dict) -> str:
-        tex = TextureSpec(
-            name=f"tex_{self.name}_{part}",
-            kind="fabric",
-            seed=int(self.rng.integers(0, 2**31 - 1)),
-            size=TEXTURE_SIZE,
-            color_a=colors[0],
-            color_b=colors[1],
-            params=params,
-        )
-        rep = _r3(1.0 / span_m)
-        mat = MaterialSpec(
-            name=f"mat_{self.name}_{part}",
-            texture=tex.name,
-            specular=_r3(self.rng.uniform(0.02, 0.15)),
-            shininess=_r3(self.rng.uniform(0.05, 0.2)),
-            texrepeat=(rep, rep),
-        )
-        self.textures.append(tex)
-        self.materials.append(mat)
-        return mat.name
-
-    def shirt(self) -> str:
-        rng = self.rng
-        a = _hsv(rng, (0, 360), (0.1, 0.8), (0.2, 0.95))
-        if rng.uniform() < 0.4:
-            return self.plain("shirt", a)
-        b = _hsv(rng, (0, 360), (0.1, 0.7), (0.2, 0.95)) if rng.uniform() < 0.6 else _shade(a, 0.7)
-        params = {
-            "threads": float(rng.integers(24, 48)),
-            "twill": float(rng.integers(2)),
-            "plaid": float(rng.integers(0, 2) * rng.integers(2, 6)),
-        }
-        return self.fabric("shirt", (a, b), rng.uniform(0.15, 0.35), params)
-
-    def pants(self) -> str:
-        rng = self.rng
-        if rng.uniform() < 0.5:  # denim
-            a = _hsv(rng, (205, 230), (0.35, 0.75), (0.2, 0.6))
-            params = {"threads": float(rng.integers(40, 64)), "twill": 1.0, "plaid": 0.0}
-            return self.fabric("pants", (a, _shade(a, 1.35)), rng.uniform(0.1, 0.2), params)
-        a = _hsv(rng, (0, 360), (0.0, 0.35), (0.08, 0.6))
-        return self.plain("pants", a)
-
-    def shoes(self) -> str:
-        rng = self.rng
-        if rng.uniform() < 0.3:
-            return self.plain("shoes", _hsv(rng, (0, 360), (0.0, 0.1), (0.8, 0.97)), 0.3)
-        return self.plain("shoes", _hsv(rng, (15, 35), (0.2, 0.7), (0.05, 0.35)), 0.5)
-
-    def dress(self, body: HumanBodySpec) -> HumanBodySpec:
-        """The body with skin, hair (most people) and clothing materials."""
-        rng = self.rng
-        skin = SKIN_TONES[int(rng.integers(len(SKIN_TONES)))]
-        hair = None
-        if rng.uniform() < 0.85:
-            tone = HAIR_COLORS[int(rng.integers(len(HAIR_COLORS)))]
-            hair = self.plain("hair", _jitter(rng, tone, 0.1), 0.2)
-        return body.model_copy(
-            update={
-                "skin_material": self.plain("skin", _jitter(rng, skin, 0.04), 0.15),
-                "hair_material": hair,
-                "shirt_material": self.shirt(),
-                "pants_material": self.pants(),
-                "shoes_material": self.shoes(),
-            }
-        )
-
-
 def _body(rng: np.random.Generator) -> HumanBodySpec:
     """Random proportions; materials are filled in once the person is placed."""
     return HumanBodySpec(
-        height_m=_r3(rng.uniform(*HEIGHT_M)),
+        height_m=round3(rng.uniform(*HEIGHT_M)),
         segment_scale={
-            s: _r3(rng.uniform(1 - SEGMENT_SPREAD, 1 + SEGMENT_SPREAD)) for s in SEGMENT_NAMES
+            s: round3(rng.uniform(1 - SEGMENT_SPREAD, 1 + SEGMENT_SPREAD)) for s in SEGMENT_NAMES
         },
-        girth_scale=_r3(rng.uniform(*GIRTH)),
+        girth_scale=round3(rng.uniform(*GIRTH)),
         skin_material=PENDING,
         shirt_material=PENDING,
         pants_material=PENDING,
@@ -316,7 +189,7 @@ class _Floor:
 def walking_gait_hz(speed_mps: float, height_m: float, step_per_height: float) -> float:
     """Step rate that gives a step of `step_per_height` × height at this speed, kept human."""
     step_m = step_per_height * height_m
-    return _r3(min(max(speed_mps / step_m, GAIT_HZ[0]), GAIT_HZ[1]))
+    return round3(min(max(speed_mps / step_m, GAIT_HZ[0]), GAIT_HZ[1]))
 
 
 def _clip_motion(
@@ -333,7 +206,7 @@ def _clip_motion(
         heading=round(rng.uniform(-math.pi, math.pi), 6),
         speed_mps=0.0,
         cycle_s=round(cycle, 6),
-        phase_s=_r3(rng.uniform(0.0, 2 * cycle)),
+        phase_s=round3(rng.uniform(0.0, 2 * cycle)),
         gait_frequency_hz=gait_hz,
         bvh_path=clip.path,
         bvh_sha256=clip.sha256,
@@ -374,8 +247,8 @@ def _motion(
             waypoints=(seat.xy,),
             heading=seat.heading,
             speed_mps=0.0,
-            cycle_s=_r3(cycle),
-            phase_s=_r3(rng.uniform(0.0, 2 * cycle)),
+            cycle_s=round3(cycle),
+            phase_s=round3(rng.uniform(0.0, 2 * cycle)),
             gait_frequency_hz=gait_hz,
             seat_instance_id=seat.instance_id,
             seat_height_m=seat.height_m,
@@ -392,8 +265,8 @@ def _motion(
             waypoints=((round(float(spot[0]), 4), round(float(spot[1]), 4)),),
             heading=round(rng.uniform(-math.pi, math.pi), 6),
             speed_mps=0.0,
-            cycle_s=_r3(cycle),
-            phase_s=_r3(rng.uniform(0.0, 2 * cycle)),
+            cycle_s=round3(cycle),
+            phase_s=round3(rng.uniform(0.0, 2 * cycle)),
             gait_frequency_hz=gait_hz,
         )
     floor.claim(route, REACH_M["walk"] + CLAIM_MARGIN_M)
@@ -407,7 +280,7 @@ def _motion(
         waypoints=waypoints,
         speed_mps=speed,
         cycle_s=round(cycle, 4),
-        phase_s=_r3(rng.uniform(0.0, 2 * cycle)),
+        phase_s=round3(rng.uniform(0.0, 2 * cycle)),
         gait_frequency_hz=gait_hz,
     )
 
@@ -472,7 +345,7 @@ def generate_people(
     people, materials, textures = [], [], []
     for j, person in enumerate(placement.people):
         name = f"person_{first_person_id + j}"
-        wardrobe = _Wardrobe(name, rng)
+        wardrobe = Wardrobe(name, rng)
         people.append(
             person.model_copy(
                 update={
@@ -509,7 +382,7 @@ def random_person(
     body = _body(rng)
     step_per_height = rng.uniform(*STEP_PER_HEIGHT)
     motion = motion_for_height(body.height_m, step_per_height)
-    wardrobe = _Wardrobe(name, rng)
+    wardrobe = Wardrobe(name, rng)
     person = PersonSpec(
         person_id=person_id,
         name=name,

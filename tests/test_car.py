@@ -15,7 +15,7 @@ import pytest
 from conftest import digest_folder
 from twinsim.config import load_config
 from twinsim.replay import replay
-from twinsim.robots.car import CarConfig, CarSpec, box_inertia
+from twinsim.robots.car import CarConfig, CarSpec, car_spec
 from twinsim.robots.car_controller import CarController
 from twinsim.robots.car_route import drawn_route, route_curve, shortest_route
 from twinsim.robots.tour import PlanningError
@@ -85,23 +85,8 @@ def test_routes_over_the_lane_graph():
 
 def _spec(**over) -> CarSpec:
     cfg = CarConfig(**over)
-    return CarSpec(
-        start_pos=(0.0, 0.0, 0.35),
-        start_yaw=0.0,
-        length_m=cfg.length_m,
-        width_m=cfg.width_m,
-        height_m=cfg.height_m,
-        wheelbase_m=cfg.wheelbase_m,
-        mass_kg=cfg.mass_kg,
-        inertia=box_inertia(cfg.mass_kg, cfg.length_m, cfg.width_m, cfg.height_m),
-        max_steer_deg=cfg.max_steer_deg,
-        cornering_stiffness_n_per_rad=cfg.cornering_stiffness_n_per_rad,
-        friction=cfg.friction,
-        footprint_radius_m=2.6,
-        max_speed_mps=cfg.max_speed_mps,
-        max_yaw_rate_dps=cfg.max_yaw_rate_dps,
-        max_accel_mps2=cfg.max_accel_mps2,
-    )
+    limits = {k: getattr(cfg, k) for k in ("max_speed_mps", "max_yaw_rate_dps", "max_accel_mps2")}
+    return car_spec(cfg, start_pos=(0.0, 0.0, 0.35), start_yaw=0.0, **limits)
 
 
 def test_a_steady_slow_turn_has_the_kinematic_radius():

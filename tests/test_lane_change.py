@@ -13,8 +13,9 @@ import pytest
 
 from twinsim.actors import lane_change
 from twinsim.actors.lane_paths import lane_paths, lanes_along
-from twinsim.actors.traffic import DT_S, TrafficSim, _Vehicle, simulate_traffic
+from twinsim.actors.traffic import DT_S, TrafficSim, simulate_traffic
 from twinsim.actors.traffic_clear import EgoTrack, _footprint
+from twinsim.actors.traffic_state import SimVehicle
 from twinsim.actors.vehicles import CLASSES
 from twinsim.scene.roads import LaneSpec, RoadNetworkSpec
 from twinsim.scene.town import TownConfig, generate_town
@@ -41,10 +42,10 @@ def _two_lanes() -> RoadNetworkSpec:
     return RoadNetworkSpec(preset="test", lanes=tuple(lanes))
 
 
-def _vehicle(sim: TrafficSim, name: str, lane: int, s: float, factor: float) -> _Vehicle:
+def _vehicle(sim: TrafficSim, name: str, lane: int, s: float, factor: float) -> SimVehicle:
     cls = CLASSES[name]
     v0 = sim._desired(cls, factor, lane)
-    return _Vehicle(cls, [lane], [0.0, sim.paths[lane].length], factor, 0, s, v0)
+    return SimVehicle(cls, [lane], [0.0, sim.paths[lane].length], factor, 0, s, v0)
 
 
 def _overtake(egos=()) -> tuple[np.ndarray, TrafficSim]:

@@ -25,15 +25,15 @@ followers in either stay behind it and it stays behind leaders in either.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-from twinsim.actors.lane_paths import random_route
-
-if TYPE_CHECKING:
-    from twinsim.actors.traffic import TrafficSim, _Vehicle
+from twinsim.actors.lane_paths import LanePath, random_route
+from twinsim.actors.traffic_state import LaneChange, Occupancy, SimVehicle
+from twinsim.scene.roads import RoadNetworkSpec
 
 DECIDE_EVERY_S = 1.0
 POLITENESS = 0.3
@@ -49,36 +49,18 @@ END_MARGIN_M = 8.0  # the move over this far before the stop line (or the lane's
 MIN_SPEED_MPS = 3.0
 COOLDOWN_S = 6.0  # between two changes of one vehicle
 
-#: per lane, (rear arc length, speed, vehicle index or −1 for an ego, length) of each occupant
-Occupancy = dict[int, list[tuple[float, float, int, float]]]
 
+class TrafficView(Protocol):
+    """What a lane change reads of the traffic simulation."""
 
-@dataclass(frozen=True)
-class LaneChange:
-    """A move in progress onto the vehicle's current lane from `from_lane`: the old lane's
-    centre lies `offset_m` to the left of the new one (right < 0) where the vehicle's centre
-    was at arc length `start_s` of the new lane; the move ends `length_m` further on."""
+    net: RoadNetworkSpec
+    paths: Sequence[LanePath]
+    predecessors: dict[int, tuple[int, ...]]
+    rng: np.random.Generator
+    t: np.ndarray
+    dt: float
 
-    from_lane: int
-    offset_m: float
-    start_s: float
-    length_m: float
-
-    def _u(self, s: np.ndarray | float) -> np.ndarray:
-        return np.clip((np.asarray(s, float) - self.start_s) / self.length_m, 0.0, 1.0)
-
-    def offset(self, s: np.ndarray | float) -> np.ndarray:
-        """Sideways offset (m, left > 0) of the centre from the new lane at centre arc `s`."""
-        u = self._u(s)
-        return self.offset_m * (1.0 - u**3 * (10.0 - 15.0 * u + 6.0 * u * u))
-
-    def slope(self, s: np.ndarray | float) -> np.ndarray:
-        """d offset / d s at centre arc `s`: the heading's turn away from the lane's."""
-        u = self._u(s)
-        return -self.offset_m * 30.0 * (u * (1.0 - u)) ** 2 / self.length_m
-
-    def over(self, centre_s: float) -> bool:
-        return centre_s >= self.start_s + self.length_m
+    def idm(self, veh: SimVehicle, gap: float, v_lead: float) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -89,7 +71,7 @@ class _Near:
 
 
 def _around(
-    sim: TrafficSim, occ: Occupancy, lane: int, front: float, length: float, me: int
+    sim: TrafficView, occ: Occupancy, lane: int, front: float, length: float, me: int
 ) -> tuple[_Near | None, _Near | None, bool]:
     """The nearest occupant ahead on `lane`, the nearest behind (on it or the lanes leading
     into it) of a body from `front − length` to `front`, and whether anyone is alongside."""
@@ -113,12 +95,12 @@ def _around(
     return leader, follower, False
 
 
-def _accel(sim: TrafficSim, veh: _Vehicle, ahead: _Near | None) -> float:
+def _accel(sim: TrafficView, veh: SimVehicle, ahead: _Near | None) -> float:
     return sim.idm(veh, math.inf, 0.0) if ahead is None else sim.idm(veh, ahead.gap, ahead.v)
 
 
 def _follower_gain(
-    sim: TrafficSim, vehicles: list[_Vehicle], fol: _Near | None, now: _Near | None, then
+    sim: TrafficView, vehicles: list[SimVehicle], fol: _Near | None, now: _Near | None, then
 ) -> float | None:
     """How much a follower's acceleration changes from leader `now` to leader `then` (None:
     unsafe, 0 for none or an ego)."""
@@ -131,7 +113,7 @@ def _follower_gain(
     return after - _accel(sim, f, now)
 
 
-def consider(sim: TrafficSim, vehicles: list[_Vehicle], i: int, occ: Occupancy, k: int) -> bool:
+def consider(sim: TrafficView, vehicles: list[SimVehicle], i: int, occ: Occupancy, k: int) -> bool:
     """Start vehicle `i`'s lane change now if MOBIL says so (see the module); True if it did.
     `occ` gains the vehicle on its new lane."""
     veh = vehicles[i]
@@ -193,7 +175,9 @@ def _joined(fol: _Near | None, length: float, ahead: _Near | None) -> _Near | No
     return _Near(fol.gap + length + ahead.gap, ahead.v, ahead.who)
 
 
-def _begin(sim: TrafficSim, veh: _Vehicle, old: int, new: int, s_new: float, move: float, k: int):
+def _begin(
+    sim: TrafficView, veh: SimVehicle, old: int, new: int, s_new: float, move: float, k: int
+):
     """Put the vehicle on lane `new` at front arc `s_new`, moving across from `old`."""
     half = veh.cls.length_m / 2
     centre_old = sim.paths[old].at(veh.s - half)

@@ -27,15 +27,15 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from shapely.geometry import LineString
 
 from twinsim.actors import lane_change
-from twinsim.actors.lane_change import LaneChange, Occupancy
 from twinsim.actors.lane_paths import connector_conflicts, lane_paths, random_route
 from twinsim.actors.traffic_clear import CrossingTrack, EgoTrack, keep_clear
+from twinsim.actors.traffic_state import Occupancy, SimVehicle
 from twinsim.actors.vehicles import CLASSES, VehicleClass
 from twinsim.scene.roads import RoadNetworkSpec
 
@@ -51,21 +51,6 @@ SPAWN_GAP_M = 8.0  # at least this much free lane between spawned vehicles
 EGO_START_CLEAR_M = 30.0  # no vehicle starts this near the ego's start
 LATERAL_MPS2 = 2.0  # comfortable lateral acceleration: a lane's curve caps its speed
 STOP_SHORT_M = 1.5  # a waiting front stays this far before its lane's end (or its stop line)
-
-
-@dataclass
-class _Vehicle:
-    cls: VehicleClass
-    route: list[int]
-    starts: list[float]  # where each route lane begins along the route (m)
-    factor: float
-    index: int = 0  # position in route
-    s: float = 0.0  # front bumper's arc length on route[index]
-    v: float = 0.0
-    #: connector held → where it begins and ends along the route (m)
-    reserved: dict[int, tuple[float, float]] = field(default_factory=dict)
-    change: LaneChange | None = None  # the lane change under way
-    changed_at: int = -(10**9)  # the step the last lane change began
 
 
 @dataclass(frozen=True)
@@ -147,7 +132,7 @@ class TrafficSim:
         p = np.array([weights[n] for n in names], float)
         p /= p.sum()
         taken: dict[int, list[tuple[float, float]]] = {}
-        vehicles: list[_Vehicle] = []
+        vehicles: list[SimVehicle] = []
         ego_starts = np.array([ego.xy[0] for ego in self.egos]).reshape(-1, 2)
         lengths = np.array([self.paths[lane.lane_id].length for lane in lanes])
         for _ in range(count * 6):
@@ -170,7 +155,7 @@ class TrafficSim:
             taken.setdefault(lane.lane_id, []).append((s - cls.length_m, s))
             v0 = self._desired(cls, factor, lane.lane_id)
             starts = np.concatenate([[0.0], np.cumsum([self.paths[r].length for r in route])])
-            vehicles.append(_Vehicle(cls, route, starts.tolist(), factor, 0, s, 0.5 * v0))
+            vehicles.append(SimVehicle(cls, route, starts.tolist(), factor, 0, s, 0.5 * v0))
         return vehicles
 
     def _desired(self, cls: VehicleClass, factor: float, lane_id: int) -> float:
@@ -179,7 +164,7 @@ class TrafficSim:
         limit = self.net.lanes[lane_id].speed_limit_mps * factor
         return min(limit, cls.top_speed_mps, self.curve_cap[lane_id])
 
-    def _target(self, veh: _Vehicle) -> float:
+    def _target(self, veh: SimVehicle) -> float:
         """The speed to aim for now: the desired speed of each lane ahead within the look-
         ahead, reachable from here by braking at the comfortable deceleration."""
         b, ahead, target = veh.cls.decel_mps2, -veh.s, math.inf
@@ -193,7 +178,7 @@ class TrafficSim:
         return target
 
     # ------------------------------------------------------------------ stepping
-    def run(self, vehicles: list[_Vehicle]) -> np.ndarray:
+    def run(self, vehicles: list[SimVehicle]) -> np.ndarray:
         """Simulate; each vehicle's (x, y, z, yaw) of its centre at every step (V, N, 4)."""
         shape = (len(vehicles), len(self.t))
         lane, arc, offset, slope = (
@@ -222,7 +207,7 @@ class TrafficSim:
         out[..., 3] = yaw + np.arctan(slope)
         return out
 
-    def _centre(self, veh: _Vehicle) -> tuple[int, float]:
+    def _centre(self, veh: SimVehicle) -> tuple[int, float]:
         """The lane and arc length of the vehicle's centre (half a length behind its front)."""
         index, s = veh.index, veh.s - veh.cls.length_m / 2
         while s < 0.0 and index > 0:  # the centre is still on the lane before
@@ -230,7 +215,7 @@ class TrafficSim:
             s += self.paths[veh.route[index]].length
         return veh.route[index], s
 
-    def _occupancy(self, vehicles: list[_Vehicle], k: int) -> Occupancy:
+    def _occupancy(self, vehicles: list[SimVehicle], k: int) -> Occupancy:
         """Per lane, (rear s, speed, vehicle index or −1 for an ego, length) of whoever is on
         it; a vehicle changing lanes is on both."""
         occ: Occupancy = {}
@@ -257,13 +242,13 @@ class TrafficSim:
                 occ.setdefault(lid, []).append(entry)
         return occ
 
-    def _on_old_lane(self, veh: _Vehicle) -> float:
+    def _on_old_lane(self, veh: SimVehicle) -> float:
         """Where the front of a vehicle changing lanes is on the lane it leaves (the two run
         side by side)."""
         old = veh.change.from_lane
         return veh.s * self.paths[old].length / self.paths[veh.route[veh.index]].length
 
-    def _step(self, vehicles: list[_Vehicle], k: int) -> None:
+    def _step(self, vehicles: list[SimVehicle], k: int) -> None:
         occ = self._occupancy(vehicles, k)
         t = float(self.t[k])
         every = round(lane_change.DECIDE_EVERY_S / DT_S)
@@ -282,7 +267,7 @@ class TrafficSim:
             if veh.change is not None and veh.change.over(veh.s - veh.cls.length_m / 2):
                 veh.change = None
 
-    def idm(self, veh: _Vehicle, gap: float, v_lead: float) -> float:
+    def idm(self, veh: SimVehicle, gap: float, v_lead: float) -> float:
         """The Intelligent Driver Model's acceleration behind a leader `gap` m ahead at
         `v_lead` (no leader: `gap` infinite)."""
         cls = veh.cls
@@ -296,7 +281,7 @@ class TrafficSim:
         )
         return max(a * (free - (s_star / max(gap, 0.1)) ** 2), -3.0 * b)
 
-    def _leader(self, i: int, veh: _Vehicle, occ, k: int, t: float) -> tuple[float, float]:
+    def _leader(self, i: int, veh: SimVehicle, occ, k: int, t: float) -> tuple[float, float]:
         """Gap (m) to whatever the vehicle must stay behind along its route, and its speed."""
         ahead = -veh.s  # distance from the front bumper to the start of route[j]
         for j in range(veh.index, len(veh.route)):
@@ -330,7 +315,7 @@ class TrafficSim:
         return math.inf, 0.0
 
     def _may_leave(
-        self, veh: _Vehicle, lane_id: int, nxt: int, end: float, k: int, t: float
+        self, veh: SimVehicle, lane_id: int, nxt: int, end: float, k: int, t: float
     ) -> bool:
         """Whether the vehicle may drive past the end of `lane_id` into `nxt` (its light and,
         for a connector, its reservation); a connector beyond braking reach counts as free
@@ -352,7 +337,7 @@ class TrafficSim:
             return True
         return self._reserve(veh, nxt, end, k)
 
-    def _chain(self, veh: _Vehicle, j: int) -> list[int]:
+    def _chain(self, veh: SimVehicle, j: int) -> list[int]:
         """Route positions of the connectors from `j` on through the same intersection."""
         junction = self.net.lanes[veh.route[j]].intersection_id
         chain = [j]
@@ -363,7 +348,7 @@ class TrafficSim:
             chain.append(chain[-1] + 1)
         return chain
 
-    def _reserve(self, veh: _Vehicle, connector: int, end: float, k: int) -> bool:
+    def _reserve(self, veh: SimVehicle, connector: int, end: float, k: int) -> bool:
         """Take every connector of the vehicle's way through the intersection at once (so no
         vehicle ever waits holding one: no deadlock) if nobody holds one in conflict with
         them, the ego keeps off them and no person is on their crossings while the vehicle
@@ -390,7 +375,7 @@ class TrafficSim:
             veh.reserved[lid] = (veh.starts[j], veh.starts[j + 1])
         return True
 
-    def _release_ahead(self, veh: _Vehicle) -> None:
+    def _release_ahead(self, veh: SimVehicle) -> None:
         """Give back the connectors the vehicle holds but has not entered yet."""
         front = veh.starts[veh.index] + veh.s
         for lid, (start, _) in list(veh.reserved.items()):
@@ -398,7 +383,7 @@ class TrafficSim:
                 del veh.reserved[lid]
                 self.holders[lid] -= 1
 
-    def _advance(self, veh: _Vehicle) -> None:
+    def _advance(self, veh: SimVehicle) -> None:
         """Move on to the next lane(s) of the route; release the connectors its tail has left."""
         while veh.index + 1 < len(veh.route) and veh.s > self.paths[veh.route[veh.index]].length:
             veh.s -= self.paths[veh.route[veh.index]].length

@@ -96,6 +96,24 @@ def shape_of(cfg: CarConfig) -> GroundShape:
     )
 
 
+def car_spec(cfg: CarConfig, **fields) -> CarSpec:
+    """The car of `cfg` (its size, mass, tyres, steering) with its run's `fields` (start pose,
+    limits, path, route)."""
+    return CarSpec(
+        length_m=cfg.length_m,
+        width_m=cfg.width_m,
+        height_m=cfg.height_m,
+        wheelbase_m=cfg.wheelbase_m,
+        mass_kg=cfg.mass_kg,
+        inertia=box_inertia(cfg.mass_kg, cfg.length_m, cfg.width_m, cfg.height_m),
+        max_steer_deg=cfg.max_steer_deg,
+        cornering_stiffness_n_per_rad=cfg.cornering_stiffness_n_per_rad,
+        friction=cfg.friction,
+        footprint_radius_m=shape_of(cfg).footprint_radius_m,
+        **fields,
+    )
+
+
 def box_inertia(mass_kg: float, length: float, width: float, height: float) -> tuple[float, ...]:
     """Principal moments of a solid box."""
     return (

@@ -4,8 +4,6 @@ a dynamic bicycle model."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from twinsim.robots.base import Robot, StartFilter
@@ -14,8 +12,8 @@ from twinsim.robots.car import (
     CAMERA_POS,
     CarConfig,
     CarSpec,
-    box_inertia,
     car_body,
+    car_spec,
     shape_of,
 )
 from twinsim.robots.car_controller import SETPOINT_COLUMNS, CarController
@@ -122,19 +120,7 @@ class Car(Robot):
             fields = tour_fields(
                 cfg, plan_ground_tour(cfg, shape_of(cfg), world, duration_s, rng, start_allowed)
             )
-        return CarSpec(
-            length_m=cfg.length_m,
-            width_m=cfg.width_m,
-            height_m=cfg.height_m,
-            wheelbase_m=cfg.wheelbase_m,
-            mass_kg=cfg.mass_kg,
-            inertia=box_inertia(cfg.mass_kg, cfg.length_m, cfg.width_m, cfg.height_m),
-            max_steer_deg=cfg.max_steer_deg,
-            cornering_stiffness_n_per_rad=cfg.cornering_stiffness_n_per_rad,
-            friction=cfg.friction,
-            footprint_radius_m=0.5 * math.hypot(cfg.length_m, cfg.width_m),
-            **fields,
-        )
+        return car_spec(cfg, **fields)
 
     def default_sensors(self) -> dict[str, dict]:
         """A forward camera on the roof and an IMU in the body."""

@@ -477,9 +477,10 @@ def test_the_outdoor_texture_kinds_are_deterministic_and_tile(kind):
         assert np.percentile(lum, 10) < 0.5 * np.percentile(lum, 90)
 
 
-def test_cycles_lights_every_street_lamp_at_night(gl_backend, tmp_path):
+def test_cycles_lights_every_street_lamp_and_headlamp_at_night(gl_backend, tmp_path):
     """A night town in Cycles has one spot light at each street lamp (MuJoCo's moving pool
-    stays dark there), and they light the car's view."""
+    stays dark there) and one beam in front of each vehicle headlamp along its heading; the
+    lamps light the car's view and a beam lights the road ahead of its vehicle."""
     from twinsim.config import load_config
     from twinsim.engine.world import World
     from twinsim.render.cycles.scene import CyclesScene
@@ -490,28 +491,54 @@ def test_cycles_lights_every_street_lamp_at_night(gl_backend, tmp_path):
     from twinsim.sensors.camera import intrinsics
     from twinsim.sim import build_scene
 
-    cfg = load_config("town", ["robot.kind=car"], seed=1, duration_s=1.0)
+    cfg = load_config("town", ["robot.kind=car", "traffic.vehicles=4"], seed=1, duration_s=1.0)
     dark = LightVariation(preset=LightPreset.night)
     night = relight(build_scene(cfg), dark)
     world = World(night, cfg.render, cfg.sim.physics_hz, look_for(dark, None, 0))
     cam = next(s.name for s in night.sensors if s.type == "camera")
+    K, size, clip = intrinsics(48, 32, 90.0), (48, 32), (0.05, 200.0)
     try:
         point = night.robot.path[0]
         world.robot().set_state(pose_to_qpos(point.pos, point.yaw), np.zeros(3))
+        world.pose_actors(1.0)
         world.step_begin()
         cycles = CyclesScene(world, CyclesSettings(samples=8, denoise=True), tmp_path / "work")
-        lamps = [o for o in cycles._bpy.data.objects if o.name.startswith("street_lamp")]
+        objects = cycles._bpy.data.objects
+        lamps = [o for o in objects if o.name.startswith("street_lamp")]
         where = np.array([tuple(o.matrix_world.translation) for o in lamps])
         expected = np.asarray(night.roads.street_lamps)
         assert len(lamps) == len(expected)
         np.testing.assert_allclose(np.sort(where, axis=0), np.sort(expected, axis=0), atol=1e-5)
-        args = (world.T_world_cam(cam), night.robot.name, intrinsics(48, 32, 90.0), (48, 32))
-        lit = cycles.render(*args, (0.05, 200.0)).rgb.astype(int).sum()
+        args = (world.T_world_cam(cam), night.robot.name, K, size, clip)
+        lit = cycles.render(*args).rgb.astype(int).sum()
         pool = [cycles._lights._objects[i] for i in world.lamps.ids]
         assert all(o.data.energy == 0.0 for o in pool)
         for o in lamps:
             o.data.energy = 0.0
-        unlit = cycles.render(*args, (0.05, 200.0)).rgb.astype(int).sum()
+        unlit = cycles.render(*args).rgb.astype(int).sum()
+        assert lit > 1.2 * unlit
+        # the beams: in front of each headlamp geom, along its vehicle's heading, dipped
+        beams = [o for o in objects if o.name.startswith("headlamp")]
+        heads = cycles._lights._headlamps
+        assert len(beams) == len(heads) >= 8  # two a vehicle
+        now = cycles.instant()
+        for obj, j in zip(beams, heads.tolist(), strict=True):
+            M = np.array(obj.matrix_world)
+            forward = now.geom_matrix[j][:3, 0]
+            assert np.linalg.norm(M[:3, 3] - now.geom_matrix[j][:3, 3]) < 0.1
+            assert -M[:3, 2] @ forward > 0.99 and M[2, 2] > 0.0  # along it, a little down
+        M = np.array(beams[0].matrix_world)
+        ahead = M[:3, 3] + 8.0 * now.geom_matrix[heads[0]][:3, 0]
+        down = np.array([0.0, 0.0, -1.0])
+        x = np.cross(now.geom_matrix[heads[0]][:3, 0], down)
+        T = np.eye(4)
+        T[:3, 0], T[:3, 2] = x / np.linalg.norm(x), down
+        T[:3, 1], T[:3, 3] = np.cross(down, T[:3, 0]), ahead + np.array([0.0, 0.0, 6.0])
+        over_road = (T, night.robot.name, K, size, clip)
+        shone = cycles.render(*over_road).rgb.astype(int).sum()
+        for o in beams:
+            o.data.energy = 0.0
+        dipped = cycles.render(*over_road).rgb.astype(int).sum()
     finally:
         world.close()
-    assert lit > 1.2 * unlit
+    assert shone > 1.2 * dipped

@@ -16,7 +16,10 @@ half-space) with a soft edge in place of MuJoCo's cosᵉ falloff.
 A town's street lamps at night are lit in MuJoCo by a small pool of spot lights moved to the
 lamps each camera sees (`twinsim.engine.lamps`); Cycles has no limit on lights, so every lamp
 gets its own spot of the pool lights' colour and cone, fixed where it stands, and the pool
-itself is left dark.
+itself is left dark. Each traffic vehicle's headlamps then shine too: a spot just in front of
+each headlamp geom, along the vehicle's heading and dipped `HEADLAMP_DIP_DEG`, as bright as a
+MuJoCo light of `HEADLAMP_DIFFUSE` at `HEADLAMP_REFERENCE_M` (a dipped beam lights the road
+some 10 m ahead), posed with the vehicle every frame.
 """
 
 from __future__ import annotations
@@ -33,6 +36,12 @@ if TYPE_CHECKING:
 
 _SPOT, _DIRECTIONAL = 0, 1  # mjtLightType values (MuJoCo's stable enum)
 _MIN_REFERENCE_M = 0.5
+HEADLAMP_RGB = (1.0, 0.95, 0.85)
+HEADLAMP_DIFFUSE = 0.5
+HEADLAMP_REFERENCE_M = 10.0
+HEADLAMP_DIP_DEG = 4.0
+HEADLAMP_CONE_DEG = 50.0
+_HEADLAMP_AHEAD_M = 0.06  # the spot sits this far in front of the lamp's centre (outside it)
 
 
 def point_power_w(diffuse: np.ndarray, height_m: float) -> float:
@@ -44,7 +53,16 @@ def point_power_w(diffuse: np.ndarray, height_m: float) -> float:
 class Lights:
     """The model's lights as Cycles lights, moved and dimmed to the world's current state."""
 
-    def __init__(self, bpy, model, collection, lamps: LampPool | None = None) -> None:
+    def __init__(
+        self,
+        bpy,
+        model,
+        collection,
+        lamps: LampPool | None = None,
+        headlamps: np.ndarray | None = None,
+    ) -> None:
+        """`lamps`: a night town's street lamps; `headlamps`: the indices, among an
+        `Instant`'s geoms, of the vehicles' headlamp geoms that shine."""
         self._bpy, self._model = bpy, model
         self._objects = []
         self._pool = set() if lamps is None else set(lamps.ids.tolist())
@@ -63,6 +81,18 @@ class Lights:
         collection.objects.link(self._headlight)
         if lamps is not None and self._pool:
             self._street_lamps(collection, lamps.lamps, next(iter(self._pool)))
+        self._headlamps = np.empty(0, int) if headlamps is None else np.asarray(headlamps, int)
+        self._beams = [self._headlamp(collection, k) for k in range(len(self._headlamps))]
+
+    def _headlamp(self, collection, k: int):
+        data = self._bpy.data.lights.new(f"headlamp{k}", "SPOT")
+        data.spot_size, data.spot_blend = math.radians(HEADLAMP_CONE_DEG), 0.3
+        data.shadow_soft_size = 0.05
+        data.color = HEADLAMP_RGB
+        data.energy = point_power_w(np.full(3, HEADLAMP_DIFFUSE), HEADLAMP_REFERENCE_M)
+        obj = self._bpy.data.objects.new(f"headlamp{k}", data)
+        collection.objects.link(obj)
+        return obj
 
     def _street_lamps(self, collection, positions: np.ndarray, pool_light: int) -> None:
         """One spot per street lamp, as the pool light `pool_light` would light it there."""
@@ -98,6 +128,13 @@ class Lights:
                 obj.data.energy = math.pi * peak
             else:
                 obj.data.energy = point_power_w(diffuse, float(pos[2]))
+        dip = math.radians(HEADLAMP_DIP_DEG)
+        for j, obj in zip(self._headlamps.tolist(), self._beams, strict=True):
+            M = instant.geom_matrix[j]
+            forward = M[:3, 0] / np.linalg.norm(M[:3, 0])
+            beam = math.cos(dip) * forward - math.sin(dip) * np.array([0.0, 0.0, 1.0])
+            pos = M[:3, 3] + _HEADLAMP_AHEAD_M * forward
+            obj.matrix_world = mathutils.Matrix(_aim(pos, beam).tolist())
         head = np.asarray(instant.headlight_diffuse, float)
         self._headlight.data.energy = math.pi * max(linear(head))
         self._headlight.matrix_world = mathutils.Matrix(np.asarray(cam_matrix_world).tolist())

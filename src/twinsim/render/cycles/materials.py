@@ -70,7 +70,9 @@ class Materials:
             bsdf.inputs["Transmission Weight"].default_value = float(1.0 - rgba[3])
             bsdf.inputs["IOR"].default_value = _GLASS_IOR
         colour = (*linear(rgba[:3]), 1.0)
-        bsdf.inputs["Emission Strength"].default_value = self._ambient
+        # MuJoCo adds a material's emission × its colour (the lamps that glow at night)
+        glow = 0.0 if isinstance(key, tuple) else float(m.mat_emission[key])
+        bsdf.inputs["Emission Strength"].default_value = self._ambient + glow
         if texid < 0:
             bsdf.inputs["Base Color"].default_value = colour
             bsdf.inputs["Emission Color"].default_value = colour

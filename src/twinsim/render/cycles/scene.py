@@ -26,6 +26,7 @@ from twinsim.render.cycles.lights import Lights
 from twinsim.render.cycles.materials import Materials, material_key
 from twinsim.render.cycles.passes import CyclesPasses, add_pass_outputs, read_passes
 from twinsim.render.cycles.settings import CyclesSettings
+from twinsim.scene.roads import VEHICLE_LAMP_MATERIALS
 
 _SHOWN_GROUPS = (0, 1, 2)  # MuJoCo's default visible geom groups
 
@@ -110,7 +111,7 @@ class CyclesScene:
         self._robot_geoms = {n: set(g.tolist()) for n, g in world.maps.robot_geoms.items()}
         self.poser = WorldPoser(world)
         self._geoms = self.poser.geoms
-        self._lights = Lights(bpy, model, scene.collection, world.lamps)
+        self._lights = Lights(bpy, model, scene.collection, world.lamps, self._headlamps(world))
         outdoor = world.scene.roads is not None
         ambient = self._lights.ambient()
         materials = Materials(bpy, model, world.scene, 0.0 if outdoor else ambient, settings.bump)
@@ -135,6 +136,15 @@ class CyclesScene:
         scene.collection.objects.link(self._camera)
         scene.camera = self._camera
         add_pass_outputs(bpy, scene, self._workdir)
+
+    def _headlamps(self, world) -> np.ndarray | None:
+        """Where among the shown geoms the vehicles' headlamps are, in a town whose lamps are
+        on (None by day and indoors)."""
+        if world.lamps is None:
+            return None
+        model = world.model
+        head = [i for i in range(model.nmat) if model.material(i).name == VEHICLE_LAMP_MATERIALS[0]]
+        return np.flatnonzero(np.isin(model.geom_matid[self._geoms], head))
 
     def instant(self, data=None, T_world_cam: np.ndarray | None = None) -> Instant:
         """The world's state now (or in `data`) as an `Instant` (`WorldPoser.instant`)."""

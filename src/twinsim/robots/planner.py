@@ -115,18 +115,18 @@ def choose_start(
     `candidates` (N, 2) restricts the positions (default: every grid cell in a room); the yaw is
     the open heading closest to `preferred_yaw`, or a random open heading.
     """
+    need = free_space.clearance_m + margin_m
     if candidates is None:
-        flat = np.flatnonzero(free_space.room_of_cell >= 0)
-        candidates = free_space.cell_xy(flat)
-    clear = free_space.clearance_at(candidates) if len(candidates) else np.zeros(0)
-    pool = candidates[clear >= free_space.clearance_m + margin_m]
+        candidates = free_space.cell_xy(np.flatnonzero(free_space.room_of_cell >= 0))
+    clear = free_space.points_clear(candidates, need)
+    pool = candidates[clear]
     for i in rng.permutation(len(pool))[:max_tries]:
         wish = float(rng.uniform(-math.pi, math.pi)) if preferred_yaw is None else preferred_yaw
         yaw = open_heading(free_space, pool[i], wish, min_view_m)
         if yaw is not None:
             return StartPose(xy=pool[i].copy(), yaw=yaw)
     raise PlanningError(
-        f"no start position with clearance >= {free_space.clearance_m + margin_m:.2f} m and a "
+        f"no start position with clearance >= {need:.2f} m and a "
         f"{min_view_m} m open view ({len(pool)} of {len(candidates)} candidates are clear)"
     )
 

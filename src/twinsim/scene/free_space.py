@@ -206,6 +206,26 @@ class FreeSpace:
         out = np.where(inside, dist, -dist).reshape(pts.shape[:-1])
         return float(out) if out.ndim == 0 else out
 
+    def points_clear(self, xy: np.ndarray, min_clearance: float) -> np.ndarray:
+        """Exactly whether each point (N, 2) has clearance >= `min_clearance`, as `clearance_at`
+        says; a point at a grid cell's centre is queried only where the grid cannot tell: its
+        clearance lies within [g, g + a cell diagonal] of the cell's bound g (the nearest
+        blocked cell centre is within half a diagonal of the boundary; 2 % more for the
+        polygonal erosion)."""
+        xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+        idx = np.floor((xy - self.origin) / self.cell_m).astype(int)
+        ny, nx = self.shape
+        in_grid = (idx >= 0).all(axis=1) & (idx[:, 0] < nx) & (idx[:, 1] < ny)
+        flat = np.where(in_grid, idx[:, 1] * nx + idx[:, 0], 0)
+        centre = in_grid & (self.cell_xy(flat) == xy).all(axis=1)
+        bound = np.where(centre, self.grid_clearance.ravel()[flat], -np.inf)
+        diagonal = 1.02 * self.cell_m * math.sqrt(2.0)
+        sure = bound >= min_clearance + 1e-9
+        unsure = np.flatnonzero(~sure & (~centre | (bound + diagonal + 1e-9 >= min_clearance)))
+        if len(unsure):
+            sure[unsure] = np.atleast_1d(self.clearance_at(xy[unsure])) >= min_clearance
+        return sure
+
     def is_free(self, xy: np.ndarray) -> bool | np.ndarray:
         """Whether the centre may be at xy (clearance >= the body's clearance_m)."""
         return np.asarray(self.clearance_at(xy)) >= self.clearance_m

@@ -2,7 +2,8 @@
 
 Every geom of every static object is tessellated in world coordinates: boxes exactly (8 vertices,
 12 triangles), spheres and ellipsoids as latitude-longitude spheres, cylinders as prisms with
-capped ends, capsules as spheres split at the equator and pulled apart by the cylinder length.
+capped ends, capsules as spheres split at the equator and pulled apart by the cylinder length;
+a terrain's hills as their own triangles (`scene.terrain.terrain_mesh`).
 Each vertex carries the object's semantic class id (spark-dsg mesh labels).
 """
 
@@ -15,6 +16,7 @@ import spark_dsg as dsg
 
 from twinsim.geometry import quat_wxyz_to_matrix
 from twinsim.scene.spec import GeomSpec, SceneSpec
+from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.vocabulary import CLASS_ID
 
 _SEGMENTS = 16
@@ -108,6 +110,12 @@ def scene_mesh(scene: SceneSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             faces.append(f + base)
             labels.append(np.full(len(v), CLASS_ID[obj.semantic_class]))
             base += len(v)
+        if scene.terrain is not None and scene.terrain.instance_id == obj.instance_id:
+            hills = terrain_mesh(scene.terrain)
+            verts.append(hills.verts)
+            faces.append(hills.faces + base)
+            labels.append(np.full(len(hills.verts), CLASS_ID[obj.semantic_class]))
+            base += len(hills.verts)
     return np.concatenate(verts), np.concatenate(faces), np.concatenate(labels)
 
 

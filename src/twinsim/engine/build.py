@@ -25,10 +25,12 @@ from twinsim.engine.lamps import add_lamp_pool
 from twinsim.engine.look import Look
 from twinsim.engine.meshes import textured_box
 from twinsim.engine.primitives import GEOM_TYPES, add_primitive
+from twinsim.engine.terrain import add_terrain
 from twinsim.engine.user_model import attach_model
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
 from twinsim.robots.registry import ROBOTS
-from twinsim.scene.spec import BodySpec, LinkSpec, RobotSpec, SceneSpec
+from twinsim.scene.spec import BodySpec, LinkSpec, ObjectSpec, RobotSpec, SceneSpec, TerrainSpec
+from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id
 from twinsim.sensors.base import CameraMount, Mount
@@ -114,6 +116,10 @@ def _add_objects(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
             geom.type = mujoco.mjtGeom.mjGEOM_MESH
             geom.meshname = mesh.name
             geom.material = g.material + UV_SUFFIX
+        terrain = scene.terrain
+        if terrain is not None and terrain.instance_id == obj.instance_id:
+            material = next(m for m in scene.materials if m.name == terrain.material)
+            add_terrain(spec, body, obj, terrain, material, terrain.material + UV_SUFFIX)
 
 
 def _add_lights(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
@@ -296,6 +302,8 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
         start = int(body.geomadr[0])
         geom_instance[start : start + int(body.geomnum[0])] = iid
         centers[iid], halves[iid] = geoms_box(obj.geoms)
+        if scene.terrain is not None and scene.terrain.instance_id == iid:
+            centers[iid], halves[iid] = _with_terrain(obj, scene.terrain, centers[iid], halves[iid])
     dynamic_geoms = actor_geom_instances(model, scene)
     for iid, geoms in dynamic_geoms.items():
         geom_instance[geoms] = iid
@@ -326,6 +334,17 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
         instance_dynamic,
         robot_geoms,
     )
+
+
+def _with_terrain(
+    obj: ObjectSpec, terrain: TerrainSpec, center: np.ndarray, half: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The object-frame box (centre, half extents) around `center` ± `half` and the hills."""
+    corners = terrain_mesh(terrain).verts
+    local = (corners - np.asarray(obj.pos)) @ quat_wxyz_to_matrix(obj.quat)
+    lo = np.minimum(center - half, local.min(axis=0))
+    hi = np.maximum(center + half, local.max(axis=0))
+    return (lo + hi) / 2, (hi - lo) / 2
 
 
 def compile_model(

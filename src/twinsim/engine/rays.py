@@ -44,7 +44,10 @@ import numpy as np
 
 from twinsim.engine.box_bvh import BoxBVH
 from twinsim.engine.build import compile_model
+from twinsim.engine.terrain import CONTACT_GEOM_GROUP, terrain_geom_names
+from twinsim.engine.triangle_bvh import TriangleBVH
 from twinsim.scene.spec import ROBOT_GEOM_GROUP
+from twinsim.scene.terrain import terrain_mesh
 
 _LUMA = np.array([0.2126, 0.7152, 0.0722])
 _BODY_POSE_FIELDS = ("xpos", "xmat", "xipos", "ximat")
@@ -100,6 +103,8 @@ class WorldSplit:
     curved: tuple[mujoco.MjModel, ...]  # each static object with a non-box geom alone
     curved_groups: tuple[np.ndarray, ...]  # world geom ids of each such object
     robots: mujoco.MjModel  # the robots alone: each robot a caster shows is cast in a copy
+    terrain: TriangleBVH | None = None  # the hills' triangles (`scene.terrain`), if any
+    terrain_geom: int = -1  # world geom id of the terrain's mesh
 
 
 def split_world(world) -> WorldSplit:
@@ -145,6 +150,11 @@ def split_world(world) -> WorldSplit:
         body = world.maps.instance_body[obj.instance_id]
         start, count = world.model.body_geomadr[body], world.model.body_geomnum[body]
         curved.append((alone, np.arange(start, start + count)))
+    terrain, terrain_geom = None, -1
+    if scene.terrain is not None:
+        surface = terrain_mesh(scene.terrain)
+        terrain = TriangleBVH(surface.verts, surface.faces)
+        terrain_geom = world.model.geom(terrain_geom_names(scene.terrain)[0]).id
     return WorldSplit(
         compile_model(static, render, hz),
         tuple(compile_model(a, render, hz) for a, _ in actors),
@@ -152,6 +162,8 @@ def split_world(world) -> WorldSplit:
         tuple(compile_model(c, render, hz) for c, _ in curved),
         tuple(geoms for _, geoms in curved),
         compile_model(bare, render, hz),
+        terrain,
+        terrain_geom,
     )
 
 
@@ -219,17 +231,18 @@ class _Target:
 
 
 def _static_boxes(
-    static: _Target, curved: np.ndarray, groups: np.ndarray
+    static: _Target, elsewhere: np.ndarray, groups: np.ndarray
 ) -> tuple[BoxBVH, np.ndarray]:
-    """An Embree BVH of the static model's visible boxes that are not part of a curved object,
-    and their world geom ids; every other visible static geom must belong to a curved one."""
+    """An Embree BVH of the static model's visible boxes that are cast `elsewhere` (world geom
+    ids: curved objects, the terrain), and their world geom ids; every other visible static
+    geom must be cast elsewhere."""
     m, data = static.model, static.scratch[0]
-    visible = static.visible(groups) & ~np.isin(static.geoms, curved)
+    visible = static.visible(groups) & ~np.isin(static.geoms, elsewhere)
     boxes = np.flatnonzero(visible & (m.geom_type == mujoco.mjtGeom.mjGEOM_BOX))
     other = np.flatnonzero(visible & (m.geom_type != mujoco.mjtGeom.mjGEOM_BOX))
     if len(other):
         name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, int(other[0]))
-        raise ValueError(f"static geom {name!r} is neither a box nor part of a curved object")
+        raise ValueError(f"static geom {name!r} is neither a box nor cast apart")
     bvh = BoxBVH(data.geom_xpos[boxes], data.geom_xmat[boxes], m.geom_size[boxes])
     return bvh, static.geoms[boxes]
 
@@ -357,6 +370,7 @@ class RayCaster:
         n = self._workers = max(1, workers)
         self._groups = np.ones(mujoco.mjNGROUP, np.uint8)
         self._groups[ROBOT_GEOM_GROUP] = 0
+        self._groups[CONTACT_GEOM_GROUP] = 0
         empty = np.empty(0, int)
         seen = np.concatenate([empty, *others]).astype(int)
         hidden = np.concatenate([seen, empty if own is None else np.asarray(own, int)])
@@ -367,14 +381,18 @@ class RayCaster:
         # (model, world geom ids, moves, robot geoms shown) of each part
         parts: list[tuple[mujoco.MjModel, np.ndarray, bool, np.ndarray]] = []
         self._boxes: BoxBVH | None = None
+        self._terrain: TriangleBVH | None = None
         if split is not None:
             parts += [(a, g, True, empty) for a, g in zip(split.actors, split.groups, strict=True)]
             parts += [(split.robots, np.asarray(g, int), True, g) for g in others]
         if split is not None and boxes:
             curved = zip(split.curved, split.curved_groups, strict=True)
             parts += [(c, g, False, empty) for c, g in curved]
-            curved_geoms = np.concatenate([empty, *split.curved_groups])
-            self._boxes, self._box_geoms = _static_boxes(self._static, curved_geoms, self._groups)
+            apart = np.concatenate([empty, *split.curved_groups])
+            if split.terrain is not None:
+                self._terrain, self._terrain_geom = split.terrain, split.terrain_geom
+                apart = np.append(apart, split.terrain_geom)
+            self._boxes, self._box_geoms = _static_boxes(self._static, apart, self._groups)
         self._parts = [
             _Target(model, m, exclude_body, n, moves, hidden, shown) for m, _, moves, shown in parts
         ]
@@ -413,12 +431,18 @@ class RayCaster:
     def _cast_boxes(
         self, pnt: np.ndarray, dirs: np.ndarray, max_range: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The static boxes' sure hits (world geom id or −1, distance or −1, normal) and the
-        rays whose hit is unsure, via Embree."""
+        """The static boxes' and the terrain's sure hits (world geom id or −1, distance or −1,
+        normal) and the rays whose hit is unsure, via Embree."""
         rays, box, t, box_normal, unsure = self._boxes.cast(pnt, dirs, max_range)
         n = len(dirs)
         geom, dist, normal = np.full(n, -1), np.full(n, -1.0), np.zeros((n, 3))
         geom[rays], dist[rays], normal[rays] = self._box_geoms[box], t, box_normal
+        if self._terrain is not None:
+            rays, _, t, tri_normal, unsure_tri = self._terrain.cast(pnt, dirs, max_range)
+            nearer = (geom[rays] < 0) | (t < dist[rays])
+            take = rays[nearer]
+            geom[take], dist[take], normal[take] = self._terrain_geom, t[nearer], tri_normal[nearer]
+            unsure = np.union1d(unsure, unsure_tri)
         return geom, dist, normal, unsure
 
     def cast(

@@ -29,6 +29,7 @@ from twinsim.scene.spec import (
     RoomSpec,
     SceneSpec,
     SensorSpec,
+    TerrainSpec,
     TextureSpec,
     Vec3,
 )
@@ -55,6 +56,7 @@ class Layout:
     rooms: tuple[RoomSpec, ...] = ()
     doors: tuple[DoorSpec, ...] = ()
     roads: RoadNetworkSpec | None = None
+    terrain: TerrainSpec | None = None
 
     def to_scene(
         self, seed: int, robots: tuple[RobotSpec, ...], sensors: tuple[SensorSpec, ...] = ()
@@ -74,6 +76,7 @@ class Layout:
             robots=robots,
             sensors=sensors,
             roads=self.roads,
+            terrain=self.terrain,
         )
 
 

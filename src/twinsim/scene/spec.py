@@ -7,6 +7,8 @@ quaternions in MuJoCo order (w, x, y, z), object geometry given in the object's 
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, Literal
 
 from pydantic import (
@@ -123,6 +125,40 @@ class LightSpec(_Spec):
     attenuation: Vec3 = (1.0, 0.0, 0.0)
     cutoff_deg: float = 90.0
     exponent: float = 1.0
+
+
+class TerrainSpec(_Spec):
+    """Hills as a height field over the world (`scene/terrain.py` makes and meshes it).
+
+    Samples lie on a `rows` × `cols` grid spanning `center` ± `half_size` (row index along y,
+    column along x); a sample's height above `base_z` is `top_m` × h / 65535 for its uint16 h
+    (little-endian, row-major, base64 in `heights_b64`). Height 0 is the flat land, which the
+    object `instance_id` (class terrain) already covers; the terrain belongs to that object.
+    """
+
+    instance_id: int = Field(ge=1, le=65535)
+    material: str
+    center: Vec2
+    half_size: Vec2
+    base_z: float
+    top_m: float = Field(gt=0.0)
+    rows: int = Field(ge=2)
+    cols: int = Field(ge=2)
+    heights_b64: str
+
+    @model_validator(mode="after")
+    def _samples_fill_the_grid(self) -> TerrainSpec:
+        """`heights_b64` is base64 of exactly rows × cols uint16 samples."""
+        try:
+            size = len(base64.b64decode(self.heights_b64, validate=True))
+        except binascii.Error as err:
+            raise ValueError(f"heights_b64 is not base64: {err}") from None
+        if size != 2 * self.rows * self.cols:
+            raise ValueError(
+                f"heights_b64 holds {size} bytes; rows × cols = {self.rows} × {self.cols} "
+                f"uint16 samples need {2 * self.rows * self.cols}"
+            )
+        return self
 
 
 class PathPoint(_Spec):
@@ -500,15 +536,19 @@ class SceneSpec(_Spec):
     #: blocks); absent indoors, and then left out of `scene.json` so indoor scenes keep
     #: their bytes
     roads: RoadNetworkSpec | None = None
+    #: hills over the flat land (a hilly town); absent elsewhere, and then left out of
+    #: `scene.json` as `roads` is
+    terrain: TerrainSpec | None = None
 
     @model_serializer(mode="wrap")
-    def _leave_out_absent_roads(
+    def _leave_out_absent_parts(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> dict[str, Any]:
-        """The dump without `roads` when the world has none."""
+        """The dump without `roads` or `terrain` when the world has none."""
         data = handler(self)
-        if self.roads is None:
-            data.pop("roads", None)
+        for name in ("roads", "terrain"):
+            if getattr(self, name) is None:
+                data.pop(name, None)
         return data
 
     @model_validator(mode="before")

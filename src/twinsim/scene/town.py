@@ -22,10 +22,12 @@ from twinsim.scene.generators import Layout, SceneConfig, WorldGenerator
 from twinsim.scene.parts import ObjectList, box, r3, r4
 from twinsim.scene.roads import VEHICLE_LAMP_MATERIALS
 from twinsim.scene.spec import LightSpec
+from twinsim.scene.terrain import make_terrain
 from twinsim.scene.town_buildings import GROUND_Z, add_blocks, add_roads
 from twinsim.scene.town_materials import TownMaterials
 from twinsim.scene.town_props import (
     add_crosswalks,
+    add_hill_trees,
     add_islands,
     add_markings,
     add_parked_cars,
@@ -59,6 +61,7 @@ PRESETS: dict[str, dict] = {
         highway_extend_m=0.0,
         winding_m=0.0,
         roundabout=True,
+        hills_m=0.0,
     ),
     "mid_city": dict(
         blocks_x=4,
@@ -79,6 +82,7 @@ PRESETS: dict[str, dict] = {
         highway_extend_m=0.0,
         winding_m=0.0,
         roundabout=False,
+        hills_m=0.0,
     ),
     "highway": dict(
         blocks_x=2,
@@ -99,6 +103,7 @@ PRESETS: dict[str, dict] = {
         highway_extend_m=500.0,
         winding_m=0.0,
         roundabout=False,
+        hills_m=12.0,
     ),
     "skyscraper_city": dict(
         blocks_x=3,
@@ -119,6 +124,7 @@ PRESETS: dict[str, dict] = {
         highway_extend_m=0.0,
         winding_m=0.0,
         roundabout=False,
+        hills_m=0.0,
     ),
     "rural": dict(
         blocks_x=2,
@@ -139,10 +145,12 @@ PRESETS: dict[str, dict] = {
         highway_extend_m=0.0,
         winding_m=600.0,
         roundabout=True,
+        hills_m=20.0,
     ),
 }
 PARKING_M = 2.2
 STREET_LIGHT_SPACING_M = 25.0
+HILLS_MARGIN_M = 150.0  # land beyond the town of a hilly preset, for its hills to rise on
 
 
 class TownConfig(SceneConfig):
@@ -157,6 +165,7 @@ class TownConfig(SceneConfig):
     building_height_m: tuple[float, float] | None = None
     tree_density: float | None = Field(None, ge=0.0, le=50.0)  # trees per 1000 m^2 of land
     parked_car_density: float | None = Field(None, ge=0.0, le=1.0)  # share of parking slots
+    hills_m: float | None = Field(None, ge=0.0, le=200.0)  # highest hill beyond the town (0: flat)
     texture_size: int = Field(256, ge=16, le=2048)
 
     @model_validator(mode="after")
@@ -235,7 +244,8 @@ def generate_town(cfg: TownConfig, rng: np.random.Generator) -> Layout:
     add_parked_cars(plan, mats, objs, rng, cfg.setting("parked_car_density"))
     add_trees(plan, mats, objs, rng, cfg.setting("tree_density"), [p for p, _ in buildings])
     lo, hi = _extent(objs)
-    margin = 20.0
+    hills = float(cfg.setting("hills_m"))
+    margin = HILLS_MARGIN_M if hills > 0 else 20.0
     ground = box(
         (0.0, 0.0, GROUND_Z - 0.05),
         ((hi[0] - lo[0]) / 2 + margin, (hi[1] - lo[1]) / 2 + margin, 0.05),
@@ -243,8 +253,17 @@ def generate_town(cfg: TownConfig, rng: np.random.Generator) -> Layout:
     )
     centre = (r4((lo[0] + hi[0]) / 2), r4((lo[1] + hi[1]) / 2), 0.0)
     objs.add("ground", "terrain", centre, [ground], None)
+    terrain = None
+    if hills > 0:
+        land_lo, land_hi = lo[:2] - margin, hi[:2] + margin
+        terrain = make_terrain(
+            objs.items[:-1], len(objs.items), mats.grass, land_lo, land_hi, GROUND_Z, hills, rng
+        )
+    if terrain is not None:
+        add_hill_trees(terrain, mats, objs, rng, cfg.setting("tree_density"))
     lo, hi = _extent(objs)
     tallest = max((h for _, h in buildings), default=10.0)
+    highest = tallest if terrain is None else max(tallest, terrain.base_z + terrain.top_m)
     return Layout(
         objects=tuple(objs.items),
         textures=tuple(mats.textures),
@@ -252,8 +271,9 @@ def generate_town(cfg: TownConfig, rng: np.random.Generator) -> Layout:
         lights=(_sun(rng),),
         wall_height=r3(max(tallest, 10.0)),
         bounds_min=(r3(lo[0]), r3(lo[1]), r3(lo[2])),
-        bounds_max=(r3(hi[0]), r3(hi[1]), r3(max(hi[2], tallest))),
+        bounds_max=(r3(hi[0]), r3(hi[1]), r3(max(hi[2], highest))),
         roads=network,
+        terrain=terrain,
     )
 
 

@@ -1,6 +1,6 @@
 """What stands on and beside the town's roads: lane markings and stop lines, zebra crossings,
 signal poles with their heads (at `TrafficLightSpec.pos`), stop signs, street lights, parked
-cars in the parking strips and trees in the blocks' open land.
+cars in the parking strips, trees in the blocks' open land and on the hills.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import shapely
 from twinsim.geometry import yaw_quat_wxyz
 from twinsim.scene.parts import ObjectList, box, r4
 from twinsim.scene.roads import RoadNetworkSpec
-from twinsim.scene.spec import GeomSpec
+from twinsim.scene.spec import GeomSpec, TerrainSpec
+from twinsim.scene.terrain import grid_axes, heights, surface_z
 from twinsim.scene.town_buildings import SIDEWALK_Z, road_extent
 from twinsim.scene.town_materials import TownMaterials
 from twinsim.scene.town_paths import trim_path
@@ -253,6 +254,9 @@ def _car(mats: TownMaterials, rng: np.random.Generator) -> list[GeomSpec]:
     return geoms
 
 
+HILL_TREES_MAX = 150  # each tree is two geoms every camera and the LiDAR may test
+
+
 def add_trees(
     plan: RoadPlan,
     mats: TownMaterials,
@@ -286,21 +290,48 @@ def add_trees(
             if any(math.hypot(x - px, y - py) < crown + pc for px, py, pc in placed):
                 continue
             placed.append((x, y, crown))
-            h = float(rng.uniform(2.0, 5.0))
-            leaves = mats.leaves[int(rng.integers(len(mats.leaves)))]
-            geoms = [
-                GeomSpec(
-                    type="cylinder",
-                    size=(0.15, r4(h / 2)),
-                    pos=(0.0, 0.0, r4(h / 2)),
-                    material=mats.bark,
-                ),
-                GeomSpec(
-                    type="sphere",
-                    size=(r4(crown),),
-                    pos=(0.0, 0.0, r4(h + crown * 0.8)),
-                    material=leaves,
-                ),
-            ]
-            objs.add(f"tree_{k}", "vegetation", (x, y, SIDEWALK_Z), geoms, None)
+            objs.add(
+                f"tree_{k}", "vegetation", (x, y, SIDEWALK_Z), tree_geoms(mats, rng, crown), None
+            )
             k += 1
+
+
+def tree_geoms(mats: TownMaterials, rng: np.random.Generator, crown: float) -> list[GeomSpec]:
+    """A tree of crown radius `crown` in its own frame (trunk base at the origin): its trunk
+    height and leaves drawn from `rng`."""
+    h = float(rng.uniform(2.0, 5.0))
+    leaves = mats.leaves[int(rng.integers(len(mats.leaves)))]
+    return [
+        GeomSpec(
+            type="cylinder", size=(0.15, r4(h / 2)), pos=(0.0, 0.0, r4(h / 2)), material=mats.bark
+        ),
+        GeomSpec(
+            type="sphere", size=(r4(crown),), pos=(0.0, 0.0, r4(h + crown * 0.8)), material=leaves
+        ),
+    ]
+
+
+def add_hill_trees(
+    terrain: TerrainSpec,
+    mats: TownMaterials,
+    objs: ObjectList,
+    rng: np.random.Generator,
+    density: float,
+    most: int = HILL_TREES_MAX,
+) -> None:
+    """Trees over the hills (where they rise more than 1 m), `density` per 1000 m^2 of hill
+    and at most `most`, one per grid cell, each trunk standing on the slope (sunk to its
+    lowest side)."""
+    h = heights(terrain)
+    xs, ys = grid_axes(terrain)
+    dx, dy = xs[1] - xs[0], ys[1] - ys[0]
+    hill = np.flatnonzero(h.ravel() > 1.0)
+    n = min(most, len(hill), int(density * len(hill) * dx * dy / 1000.0))
+    for k, cell in enumerate(np.sort(rng.choice(hill, size=n, replace=False))):
+        i, j = divmod(int(cell), terrain.cols)
+        x = xs[j] + rng.uniform(-dx / 2, dx / 2)
+        y = ys[i] + rng.uniform(-dy / 2, dy / 2)
+        crown = float(rng.uniform(1.5, 3.5))
+        around = np.array([(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)]) * 0.15
+        z = float(surface_z(terrain, x + around[:, 0], y + around[:, 1]).min())
+        objs.add(f"hill_tree_{k}", "vegetation", (x, y, z), tree_geoms(mats, rng, crown), None)

@@ -299,19 +299,13 @@ def _near_spheres(
     wide = (np.abs(elev) + half >= _POLE_RAD) | (2.0 * width >= 0.5 * window.span)
     for k, row in zip(ids[wide], _dense(rel, dist, r, dirs, reach, ids[wide]), strict=True):
         rays[k] = row
-    narrow = np.flatnonzero(~wide)
-    if not len(narrow):
-        return rays
-    centre_azimuth = np.arctan2(rel[ids[narrow], 1], rel[ids[narrow], 0])
-    owner, cand = window.rays_of(centre_azimuth - width[narrow], centre_azimuth + width[narrow])
-    k = ids[narrow][owner]
-    along = np.einsum("ij,ij->i", dirs[cand], rel[k])
-    lo = np.sqrt(dist[k] ** 2 - r[k] ** 2)
-    keep = (along >= lo) & (along <= reach[cand] + r[k])
-    owner, cand = owner[keep], cand[keep]
-    split = np.searchsorted(owner, np.arange(1, len(narrow)))
-    for j, found in zip(narrow, np.split(cand, split), strict=True):
-        rays[ids[j]] = found
+    centre_azimuth = np.arctan2(rel[ids, 1], rel[ids, 0])
+    lo = np.sqrt(dist**2 - r**2, where=~inside, out=np.zeros_like(dist))
+    for j in np.flatnonzero(~wide):
+        k = ids[j]
+        cand = window.rays(centre_azimuth[j] - width[j], centre_azimuth[j] + width[j])
+        along = dirs[cand] @ rel[k]
+        rays[k] = cand[(along >= lo[k]) & (along <= reach[cand] + r[k])]
     return rays
 
 
@@ -339,31 +333,15 @@ class _AzimuthWindow:
     def span(self) -> float:
         return float(self.sorted_azimuth[-1] - self.sorted_azimuth[0])
 
-    def rays_of(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The rays with azimuth in [lo[j], hi[j]] (wrapping at ±π) of each interval j, as
-        (interval, ray index) pairs sorted by interval, then ray index."""
-        az, n = self.sorted_azimuth, len(self.sorted_azimuth)
-        count = len(lo)
-        # each interval as up to three runs of the sorted rays: its own, and the wrapped parts
-        starts = [
-            np.searchsorted(az, lo),
-            np.searchsorted(az, lo + 2.0 * math.pi),
-            np.zeros(count, int),
-        ]
-        stops = [
-            np.searchsorted(az, hi, "right"),
-            np.where(lo < -math.pi, n, 0),
-            np.where(hi > math.pi, np.searchsorted(az, hi - 2.0 * math.pi, "right"), 0),
-        ]
-        start, stop = np.concatenate(starts), np.concatenate(stops)
-        stop = np.maximum(stop, start)
-        owner = np.tile(np.arange(count), 3)
-        length = stop - start
-        pos = np.repeat(start - np.cumsum(length) + length, length) + np.arange(length.sum())
-        owner = np.repeat(owner, length)
-        ray = self.order[pos]
-        pairs = np.lexsort((ray, owner))
-        return owner[pairs], ray[pairs]
+    def rays(self, lo: float, hi: float) -> np.ndarray:
+        """Ascending indices of the rays with azimuth in [lo, hi] (wrapping at ±π)."""
+        az, order = self.sorted_azimuth, self.order
+        parts = [order[np.searchsorted(az, lo) : np.searchsorted(az, hi, "right")]]
+        if lo < -math.pi:
+            parts.append(order[np.searchsorted(az, lo + 2.0 * math.pi) :])
+        if hi > math.pi:
+            parts.append(order[: np.searchsorted(az, hi - 2.0 * math.pi, "right")])
+        return np.sort(np.concatenate(parts))
 
 
 class RayCaster:

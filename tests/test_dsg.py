@@ -72,6 +72,13 @@ def test_cli_graph_loads_in_spark_dsg_with_the_scene_counts(dynamic_sequence, se
         CliRunner().invoke(app, ["dsg", str(dynamic_sequence), "--out", str(twin)]).exit_code == 0
     )
     assert twin.read_bytes() == seq_graph_file.read_bytes()
+    # a name spark-dsg would write elsewhere (no suffix: `<name>.sparkdsg`) or cannot write
+    for bad in ("graph", "graph.txt"):
+        out = seq_graph_file.with_name(bad)
+        refused = CliRunner().invoke(app, ["dsg", str(dynamic_sequence), "--out", str(out)])
+        assert refused.exit_code == 2 and ".json, .sparkdsg, .bson" in refused.output
+        assert "Traceback" not in refused.output
+    assert sorted(p.name for p in seq_graph_file.parent.iterdir()) == ["graph.json", "twin.json"]
 
 
 def test_saved_graph_answers_like_the_scene(dynamic_sequence, seq_graph_file):

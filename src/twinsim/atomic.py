@@ -17,13 +17,13 @@ from twinsim.errors import OutputFolderError
 
 @contextmanager
 def atomic_file(path: str | Path) -> Iterator[Path]:
-    """A temporary path beside `path` (same suffix, so format-by-extension writers work) for the
-    block to write; renamed over `path` if the block wrote a non-empty file, else removed, with
-    `OutputFolderError` naming `path`."""
+    """A temporary path beside `path` (the same suffix and no other, so format-by-extension
+    writers work, even where `path` has none) for the block to write; renamed over `path` if
+    the block wrote a non-empty file, else removed, with `OutputFolderError` naming `path`."""
     path = Path(path)
     if not path.parent.is_dir():
         raise OutputFolderError(f"{path}: its folder {path.parent} does not exist")
-    tmp = path.with_name(f".{path.stem}.partial-{os.getpid()}{path.suffix}")
+    tmp = path.with_name(f".{path.stem}-partial-{os.getpid()}{path.suffix}")
     try:
         yield tmp
         if not tmp.is_file() or tmp.stat().st_size == 0:

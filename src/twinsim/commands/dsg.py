@@ -41,12 +41,11 @@ def dsg(
     """Build the ground-truth 3D dynamic scene graph of a sequence and save it with spark-dsg."""
     from twinsim.dsg import free_grid, sequence_graph
     from twinsim.dsg.plot import plot_graph
-    from twinsim.dsg.save import save_graph
+    from twinsim.dsg.save import check_graph_path, save_graph
     from twinsim.sequence import open_sequence
 
     try:
-        if out.exists():
-            raise OutputFolderError(f"{out}: exists; refusing to overwrite a graph file")
+        check_graph_path(out)
         graph = sequence_graph(seq, agent_rate_hz=rate, place_spacing_m=spacing, mesh=mesh)
         save_graph(graph, out, mesh)
         if plot is not None:
@@ -176,13 +175,14 @@ def dsg_reconstruct(
     from twinsim.dsg.estimated import estimated_scene_graph
     from twinsim.dsg.evaluate import evaluate
     from twinsim.dsg.reconstruct import ReconstructionOptions, reconstruct
-    from twinsim.dsg.save import save_graph
+    from twinsim.dsg.save import check_graph_path, save_graph
     from twinsim.sequence import open_sequence
 
     try:
-        for path in (out, graph_out):
-            if path is not None and path.exists():
-                raise OutputFolderError(f"{path}: exists; refusing to overwrite it")
+        if out.exists():
+            raise OutputFolderError(f"{out}: exists; refusing to overwrite it")
+        if graph_out is not None:
+            check_graph_path(graph_out)
         reader = open_sequence(seq)
         report: dict = {"sequence": str(seq), "camera": camera, "stride": stride, "voxel_m": voxel}
         for masked in (True, False):

@@ -10,6 +10,18 @@ import spark_dsg as dsg
 from twinsim.atomic import atomic_file
 from twinsim.errors import OutputFolderError
 
+#: the suffixes spark-dsg writes by (without one it writes `<path>.sparkdsg`, another name)
+GRAPH_SUFFIXES = (".json", ".sparkdsg", ".bson")
+
+
+def check_graph_path(path: Path) -> None:
+    """Refuse, before any work, a graph file that exists or whose suffix spark-dsg cannot
+    write."""
+    if path.suffix not in GRAPH_SUFFIXES:
+        raise OutputFolderError(f"{path}: a scene graph file ends in {', '.join(GRAPH_SUFFIXES)}")
+    if path.exists():
+        raise OutputFolderError(f"{path}: exists; refusing to overwrite a graph file")
+
 
 def save_graph(graph: dsg.DynamicSceneGraph, path: str | Path, mesh: bool) -> None:
     """Write `graph` (with its mesh when `mesh`) to `path` whole, or leave `path` as it was."""

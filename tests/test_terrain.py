@@ -209,3 +209,24 @@ def test_cycles_scene_graph_and_boxes_take_the_same_hills(rural_world):
     half = world.maps.local_box_half[iid]
     centre = world.maps.local_box_center[iid]
     assert centre[2] + half[2] == pytest.approx(terrain.base_z + terrain.top_m, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"instance_id": 65000}, "terrain.instance_id=65000 is no object's"),
+        ({"material": "mat_lava"}, "terrain.material='mat_lava' is not among"),
+        ({"rows": 7}, "heights_b64 holds"),
+        ({"heights_b64": "not base64!"}, "heights_b64 is not base64"),
+    ],
+)
+def test_a_scene_with_a_bad_terrain_is_refused_naming_the_field(rural, change, message):
+    """What a sequence's reader turns into one line (`SequenceError`, exit 2)."""
+    from twinsim.scene.spec import SceneSpec
+
+    scene = rural.to_scene(2, (make_robot(),))
+    data = scene.model_dump(mode="json")
+    data["terrain"] = {**data["terrain"], **change}
+    with pytest.raises(ValueError, match=message):
+        SceneSpec.model_validate(data)
+    SceneSpec.model_validate(scene.model_dump(mode="json"))  # the scene itself reads back

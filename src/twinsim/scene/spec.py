@@ -563,6 +563,18 @@ class SceneSpec(_Spec):
             data = {k: v for k, v in data.items() if k != "robot"} | {"robots": [robot]}
         return data | {"format_version": SCENE_FORMAT_VERSION, "hinge_range_unit": "deg"}
 
+    @model_validator(mode="after")
+    def _terrain_belongs_to_an_object(self) -> SceneSpec:
+        """The terrain names an object of the scene and a material it has."""
+        terrain = self.terrain
+        if terrain is None:
+            return self
+        if not any(o.instance_id == terrain.instance_id for o in self.objects):
+            raise ValueError(f"terrain.instance_id={terrain.instance_id} is no object's")
+        if not any(m.name == terrain.material for m in self.materials):
+            raise ValueError(f"terrain.material={terrain.material!r} is not among the materials")
+        return self
+
     @property
     def robot(self) -> RobotSpec:
         """The first robot (the only one of a one-robot run)."""

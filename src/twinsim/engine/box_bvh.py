@@ -71,6 +71,22 @@ def _coplanar_candidates(
     return f[pairs], g[pairs]
 
 
+def embree_nearest(
+    scene, triangles: int, origin: np.ndarray, dirs: np.ndarray, max_range: float
+) -> np.ndarray:
+    """The nearest of an Embree `scene`'s `triangles` (float32) along each of `dirs` (n, 3)
+    from `origin` (in the scene's coordinates), −1 if none within `max_range`."""
+    n = len(dirs)
+    if n == 0 or triangles == 0:
+        return np.full(n, -1, np.int32)
+    o32 = np.broadcast_to(np.asarray(origin, np.float32), (n, 3))
+    reach = np.full(n, max_range * (1.0 + 1e-5) + 1e-5, np.float32)  # float32 rounding
+    out = scene.run(
+        np.ascontiguousarray(o32), np.ascontiguousarray(dirs, np.float32), dists=reach, output=1
+    )
+    return out["primID"]
+
+
 class BoxBVH:
     """Boxes that never move (centres, rotations whose columns are the box axes, half sizes),
     cast against as one Embree scene built once."""
@@ -163,16 +179,7 @@ class BoxBVH:
         self, origin: np.ndarray, dirs: np.ndarray, max_range: float
     ) -> np.ndarray:
         """Embree's nearest triangle (float32) along each of `dirs` (n, 3), −1 if none."""
-        n = len(dirs)
-        if n == 0 or len(self) == 0:
-            return np.full(n, -1, np.int32)
-        o32 = np.broadcast_to(np.asarray(origin, np.float32), (n, 3))
-        reach = np.full(n, max_range * (1.0 + 1e-5) + 1e-5, np.float32)  # float32 rounding
-        out = self._scene.run(
-            np.ascontiguousarray(o32), np.ascontiguousarray(dirs, np.float32), dists=reach,
-            output=1,
-        )  # fmt: skip
-        return out["primID"]
+        return embree_nearest(self._scene, len(self), origin, dirs, max_range)
 
     def cast(
         self, origin: np.ndarray, dirs: np.ndarray, max_range: float

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from embreex import mesh_construction, rtcore_scene
 
+from twinsim.engine.box_bvh import embree_nearest
+
 EDGE_M = 1e-6  # a float64 hit farther than this outside its triangle is unsure
 
 
@@ -48,16 +50,7 @@ class TriangleBVH:
         self, origin: np.ndarray, dirs: np.ndarray, max_range: float
     ) -> np.ndarray:
         """Embree's nearest triangle (float32) along each of `dirs` (n, 3), −1 if none."""
-        n = len(dirs)
-        if n == 0 or len(self) == 0:
-            return np.full(n, -1, np.int32)
-        o32 = np.broadcast_to(np.asarray(origin - self.offset, np.float32), (n, 3))
-        reach = np.full(n, max_range * (1.0 + 1e-5) + 1e-5, np.float32)  # float32 rounding
-        out = self._scene.run(
-            np.ascontiguousarray(o32), np.ascontiguousarray(dirs, np.float32), dists=reach,
-            output=1,
-        )  # fmt: skip
-        return out["primID"]
+        return embree_nearest(self._scene, len(self), origin - self.offset, dirs, max_range)
 
     def cast(
         self, origin: np.ndarray, dirs: np.ndarray, max_range: float

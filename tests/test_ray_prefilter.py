@@ -48,6 +48,6 @@ def test_the_prefilter_keeps_every_ray_that_enters_and_only_those_near(bundle):
         assert np.isin(enters, rays).all()
         t = dirs[rays] @ centre
         assert (centre @ centre - t * t <= radius**2 + 1e-6).all() and (t > 0).all()
-        assert (np.diff(rays) > 0).all()
+        assert len(np.unique(rays)) == len(rays)  # each ray once
         kept += len(rays)
     assert kept > 0

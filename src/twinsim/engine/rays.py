@@ -265,9 +265,10 @@ def _near_spheres(
     origin: np.ndarray, dirs: np.ndarray, centers: np.ndarray, radii: np.ndarray, reach
 ) -> list[np.ndarray]:
     """Per sphere, the unit rays from `origin` that may pass within it, entering it at most
-    `reach` (scalar or per ray) away (conservative): indices into `dirs`. Spheres outside the
-    bundle's cone are ruled out first; a sphere narrow in azimuth is tested only against the
-    rays in its azimuth window (`_windowed`), the others against every ray at once."""
+    `reach` (scalar or per ray) away (conservative): indices into `dirs`, each once. Spheres
+    outside the bundle's cone are ruled out first; the spheres narrow in azimuth are tested
+    only against the rays in their azimuth windows (`_AzimuthWindow.rays_of`), all at once,
+    the others against every ray (`_dense`)."""
     reach = np.broadcast_to(np.asarray(reach, np.float64), (len(dirs),))
     rel = centers - origin
     dist = np.linalg.norm(rel, axis=1)
@@ -299,13 +300,21 @@ def _near_spheres(
     wide = (np.abs(elev) + half >= _POLE_RAD) | (2.0 * width >= 0.5 * window.span)
     for k, row in zip(ids[wide], _dense(rel, dist, r, dirs, reach, ids[wide]), strict=True):
         rays[k] = row
-    centre_azimuth = np.arctan2(rel[ids, 1], rel[ids, 0])
-    lo = np.sqrt(dist**2 - r**2, where=~inside, out=np.zeros_like(dist))
-    for j in np.flatnonzero(~wide):
-        k = ids[j]
-        cand = window.rays(centre_azimuth[j] - width[j], centre_azimuth[j] + width[j])
-        along = dirs[cand] @ rel[k]
-        rays[k] = cand[(along >= lo[k]) & (along <= reach[cand] + r[k])]
+    narrow = np.flatnonzero(~wide)
+    if not len(narrow):
+        return rays
+    centre_azimuth = np.arctan2(rel[ids[narrow], 1], rel[ids[narrow], 0])
+    owner, cand = window.rays_of(centre_azimuth - width[narrow], centre_azimuth + width[narrow])
+    k = ids[narrow]
+    # along = dirs[cand] · rel[owner], a column at a time (gathers of 1-D arrays are cheapest)
+    along = np.zeros(len(cand))
+    for axis in range(3):
+        along += np.ascontiguousarray(dirs[:, axis])[cand] * rel[k, axis][owner]
+    near = np.sqrt(dist[k] ** 2 - r[k] ** 2)[owner]
+    keep = (along >= near) & (along <= reach[cand] + r[k][owner])
+    found = np.split(cand[keep], np.cumsum(np.bincount(owner[keep], minlength=len(narrow)))[:-1])
+    for j, rays_j in zip(k, found, strict=True):
+        rays[j] = rays_j
     return rays
 
 
@@ -333,15 +342,32 @@ class _AzimuthWindow:
     def span(self) -> float:
         return float(self.sorted_azimuth[-1] - self.sorted_azimuth[0])
 
-    def rays(self, lo: float, hi: float) -> np.ndarray:
-        """Ascending indices of the rays with azimuth in [lo, hi] (wrapping at ±π)."""
-        az, order = self.sorted_azimuth, self.order
-        parts = [order[np.searchsorted(az, lo) : np.searchsorted(az, hi, "right")]]
-        if lo < -math.pi:
-            parts.append(order[np.searchsorted(az, lo + 2.0 * math.pi) :])
-        if hi > math.pi:
-            parts.append(order[: np.searchsorted(az, hi - 2.0 * math.pi, "right")])
-        return np.sort(np.concatenate(parts))
+    def rays_of(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rays with azimuth in [lo[j], hi[j]] (wrapping at ±π; each interval narrower
+        than a turn) of every interval j, as (interval, ray index) pairs grouped by interval."""
+        az, n = self.sorted_azimuth, len(self.sorted_azimuth)
+        # each interval as three runs of the sorted rays: its own and the two wrapped parts
+        start = np.stack(
+            [
+                np.searchsorted(az, lo),
+                np.searchsorted(az, lo + 2.0 * math.pi),
+                np.zeros_like(lo, int),
+            ],
+            axis=1,
+        )
+        stop = np.stack(
+            [
+                np.searchsorted(az, hi, "right"),
+                np.where(lo < -math.pi, n, 0),
+                np.where(hi > math.pi, np.searchsorted(az, hi - 2.0 * math.pi, "right"), 0),
+            ],
+            axis=1,
+        )
+        length = np.maximum(stop - start, 0).ravel()
+        first = start.ravel() - np.cumsum(length) + length
+        pos = np.repeat(first, length) + np.arange(length.sum())
+        owner = np.repeat(np.arange(len(lo)), length.reshape(-1, 3).sum(axis=1))
+        return owner, self.order[pos]
 
 
 class RayCaster:

@@ -44,7 +44,7 @@ def _two_lanes() -> RoadNetworkSpec:
 
 def _vehicle(sim: TrafficSim, name: str, lane: int, s: float, factor: float) -> SimVehicle:
     cls = CLASSES[name]
-    v0 = sim._desired(cls, factor, lane)
+    v0 = sim.desired(cls, factor, lane)
     return SimVehicle(cls, [lane], [0.0, sim.paths[lane].length], factor, 0, s, v0)
 
 

@@ -122,6 +122,7 @@ def consider(sim: TrafficView, vehicles: list[SimVehicle], i: int, occ: Occupanc
     cooldown = round(COOLDOWN_S / sim.dt)
     if (
         veh.change is not None
+        or veh.overtake is not None
         or veh.reserved
         or k - veh.changed_at < cooldown
         or veh.v < MIN_SPEED_MPS

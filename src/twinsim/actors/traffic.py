@@ -5,11 +5,13 @@ every vehicle's motion is a pure function of time in `scene.json` (keyframes of 
 `FlyingObjectSpec`, as other moving objects).
 
 The simulation steps `DT_S`. Each vehicle follows a seeded route along the lane graph (drawn
-anew when it changes lanes or overtakes, `twinsim.actors.lane_change`) at its own desired
-speed (the lane's limit × a factor drawn from `speed_factor`, capped by its class). Its
-IDM leader is the nearest of, along its route within the look-ahead:
+anew when it changes lanes, `twinsim.actors.lane_change`) at its own desired
+speed (the lane's limit × a factor drawn from `speed_factor`, capped by its class); on a road
+with one lane each way it overtakes through the oncoming lane (`twinsim.actors.overtake`).
+Its IDM leader is the nearest of, along its route within the look-ahead:
 - the rear of any vehicle (or of the ego, where its planned path lies on a lane) ahead, on
-  its lane, on the lane it is changing from, or on a connector leaving the same lane;
+  its lane, on the lane it is changing from, or on a connector leaving the same lane; while
+  it overtakes, whoever is ahead on the oncoming lane, but not the vehicle it passes;
 - a stop line whose light is red, or yellow while it can still stop comfortably;
 - the end of the lane before an intersection it may not enter yet. A vehicle enters a
   connector (a lane through an intersection) only holding a reservation: no other vehicle
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from shapely.geometry import LineString
 
-from twinsim.actors import lane_change
+from twinsim.actors import lane_change, overtake
 from twinsim.actors.lane_paths import connector_conflicts, lane_paths, random_route
 from twinsim.actors.traffic_clear import CrossingTrack, EgoTrack, keep_clear
 from twinsim.actors.traffic_state import Occupancy, SimVehicle
@@ -90,6 +92,7 @@ class TrafficSim:
         self.holders: dict[int, int] = {}  # connector → how many vehicles hold it
         self.ego_connectors = self._ego_connector_steps()
         self.curve_cap = [_curve_speed(path.points) for path in self.paths]
+        self.oncoming = overtake.oncoming_lanes(network, self.paths)
         #: connectors leaving the same lane: whoever is ahead on one is ahead on the others
         #: too until their ways part
         self.siblings = {
@@ -153,12 +156,12 @@ class TrafficSim:
             reach = max(cls.top_speed_mps, lane.speed_limit_mps) * factor * self.t[-1] + 200.0
             route = random_route(self.net, lane.lane_id, reach, self.rng, self.paths)
             taken.setdefault(lane.lane_id, []).append((s - cls.length_m, s))
-            v0 = self._desired(cls, factor, lane.lane_id)
+            v0 = self.desired(cls, factor, lane.lane_id)
             starts = np.concatenate([[0.0], np.cumsum([self.paths[r].length for r in route])])
             vehicles.append(SimVehicle(cls, route, starts.tolist(), factor, 0, s, 0.5 * v0))
         return vehicles
 
-    def _desired(self, cls: VehicleClass, factor: float, lane_id: int) -> float:
+    def desired(self, cls: VehicleClass, factor: float, lane_id: int) -> float:
         """The speed a vehicle wants on a lane: its limit × the vehicle's factor, capped by
         its class and by the lane's curve."""
         limit = self.net.lanes[lane_id].speed_limit_mps * factor
@@ -170,7 +173,7 @@ class TrafficSim:
         b, ahead, target = veh.cls.decel_mps2, -veh.s, math.inf
         for j in range(veh.index, len(veh.route)):
             lane_id = veh.route[j]
-            v = self._desired(veh.cls, veh.factor, lane_id)
+            v = self.desired(veh.cls, veh.factor, lane_id)
             target = min(target, math.sqrt(v * v + 2.0 * b * max(ahead, 0.0)))
             ahead += self.paths[lane_id].length
             if ahead > LOOK_AHEAD_M:
@@ -190,9 +193,7 @@ class TrafficSim:
         for k in range(len(self.t)):
             for i, veh in enumerate(vehicles):
                 lane[i, k], arc[i, k] = self._centre(veh)
-                if veh.change is not None:
-                    offset[i, k] = veh.change.offset(arc[i, k])
-                    slope[i, k] = veh.change.slope(arc[i, k])
+                offset[i, k], slope[i, k] = veh.sideways(arc[i, k])
             if k + 1 < len(self.t):
                 self._step(vehicles, k)
         out = np.zeros((len(vehicles), len(self.t), 4))
@@ -217,9 +218,12 @@ class TrafficSim:
 
     def _occupancy(self, vehicles: list[SimVehicle], k: int) -> Occupancy:
         """Per lane, (rear s, speed, vehicle index or −1 for an ego, length) of whoever is on
-        it; a vehicle changing lanes is on both."""
+        it; a vehicle changing lanes is on both; one overtaking is on the oncoming lane too
+        while it reaches onto it, and off its own lane while wholly out there."""
         occ: Occupancy = {}
         for i, veh in enumerate(vehicles):
+            if overtake.occupy(self, veh, i, occ):
+                continue
             length = veh.cls.length_m
             rear, index = veh.s - length, veh.index
             occ.setdefault(veh.route[index], []).append((rear, veh.v, i, length))
@@ -252,9 +256,11 @@ class TrafficSim:
         occ = self._occupancy(vehicles, k)
         t = float(self.t[k])
         every = round(lane_change.DECIDE_EVERY_S / DT_S)
-        for i in range(len(vehicles)):
-            if (k + i) % every == 0:
-                lane_change.consider(self, vehicles, i, occ, k)
+        for i, veh in enumerate(vehicles):
+            if veh.overtake is not None:
+                overtake.update(self, vehicles, i, occ, k)
+            elif (k + i) % every == 0 and not lane_change.consider(self, vehicles, i, occ, k):
+                overtake.consider(self, vehicles, i, occ, k)
         accel = []
         for i, veh in enumerate(vehicles):
             gap, v_lead = self._leader(i, veh, occ, k, t)
@@ -271,7 +277,7 @@ class TrafficSim:
         """The Intelligent Driver Model's acceleration behind a leader `gap` m ahead at
         `v_lead` (no leader: `gap` infinite)."""
         cls = veh.cls
-        v0 = max(self._target(veh), 0.1)
+        v0 = max(min(self._target(veh), overtake.speed_cap(veh)), 0.1)
         a, b = cls.accel_mps2, cls.decel_mps2
         free = 1.0 - (veh.v / v0) ** IDM_DELTA
         if not math.isfinite(gap):
@@ -284,14 +290,17 @@ class TrafficSim:
     def _leader(self, i: int, veh: SimVehicle, occ, k: int, t: float) -> tuple[float, float]:
         """Gap (m) to whatever the vehicle must stay behind along its route, and its speed."""
         ahead = -veh.s  # distance from the front bumper to the start of route[j]
+        skip = overtake.ignored(veh, i)
         for j in range(veh.index, len(veh.route)):
             lane_id = veh.route[j]
             gaps = [
                 (ahead + rear, v)
                 for lid in (lane_id, *self.siblings.get(lane_id, ()))
                 for rear, v, who, _ in occ.get(lid, ())
-                if who != i and (j > veh.index or rear > veh.s)
+                if who not in skip and (j > veh.index or rear > veh.s)
             ]
+            if j == veh.index:
+                gaps += overtake.leaders(self, veh, i, occ)
             if j == veh.index and veh.change is not None:  # also behind those on the old lane
                 front = self._on_old_lane(veh)
                 gaps += [

@@ -24,7 +24,7 @@ import numpy as np
 from twinsim.config import load_config
 from twinsim.engine.backend import configure_backend
 from twinsim.replay.source import load_source
-from twinsim.scene.spec import ROBOT_GEOM_GROUP
+from twinsim.scene.spec_base import ROBOT_GEOM_GROUP
 from twinsim.sequence import open_sequence
 from twinsim.sequence.clock import step_to_ns
 from twinsim.sim import run

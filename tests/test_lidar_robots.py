@@ -17,7 +17,7 @@ from twinsim.geometry import pose_to_T
 from twinsim.robots.drone import DroneSpec
 from twinsim.robots.drone_robot import Drone
 from twinsim.robots.registry import ROBOTS
-from twinsim.scene.spec import BodySpec, LinkGeomSpec, LinkSpec
+from twinsim.scene.body_spec import BodySpec, LinkGeomSpec, LinkSpec
 from twinsim.scene.vocabulary import class_id
 from twinsim.sensors.kinds.lidar import LidarConfig, lidar_spec
 from twinsim.sensors.lidar import LidarScanner, beam_directions

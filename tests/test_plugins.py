@@ -23,15 +23,11 @@ from twinsim.errors import ConfigError
 from twinsim.replay import replay
 from twinsim.robots.base import Robot, RobotConfig, RobotLog
 from twinsim.robots.registry import ROBOTS
+from twinsim.scene.body_spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
 from twinsim.scene.generators import GENERATORS, Layout, SceneConfig, WorldGenerator
 from twinsim.scene.spec import (
-    ActuatorSpec,
-    BodySpec,
     GeomSpec,
-    JointSpec,
     LightSpec,
-    LinkGeomSpec,
-    LinkSpec,
     MaterialSpec,
     ObjectSpec,
     RobotSpec,

@@ -21,7 +21,7 @@ from twinsim.scene.free_space import floor_region, geom_footprint
 from twinsim.scene.spec import SceneSpec
 from twinsim.scene.town import PRESETS, TownConfig, generate_town
 from twinsim.scene.town_buildings import SIDEWALK_Z
-from twinsim.scene.town_roads import RING_R
+from twinsim.scene.town_network import RING_R
 
 SMALL = {"blocks_x": 2, "blocks_y": 2, "texture_size": 16}
 PRESET_NAMES = tuple(PRESETS)

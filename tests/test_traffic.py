@@ -1,8 +1,9 @@
 """Traffic and walkers in a town: vehicles never overlap each other, the robot's planned drive
 or a person; none crosses a stop line at red; speeds stay within the drawn 80–120 % of the
 limit and IDM's bounds; walkers keep to sidewalks and crosswalks and cross only at red for the
-traffic; the same config gives the same scene bytes; the counts are in the metadata; bad
-requests are one-line errors or warnings with the numbers placed.
+traffic; the same config gives the same scene bytes; the counts are in the metadata and
+`info` (walkers apart from the `people` section's); bad requests are one-line errors or
+warnings with the numbers placed.
 """
 
 from __future__ import annotations
@@ -204,6 +205,9 @@ def test_traffic_without_roads_is_a_one_line_error(tmp_path):
 
 
 def test_a_recorded_town_run_with_traffic_validates_and_counts_it(tmp_path, gl_backend):
+    from typer.testing import CliRunner
+
+    from twinsim.cli import app
     from twinsim.sequence import validate_sequence
     from twinsim.sim import run
 
@@ -213,5 +217,15 @@ def test_a_recorded_town_run_with_traffic_validates_and_counts_it(tmp_path, gl_b
     meta = json.loads((out / "metadata.json").read_text())
     traffic = meta["traffic"]
     assert traffic["vehicles"]["requested"] == 18 and traffic["walkers"]["placed"] == 10
+    assert meta["people"] == {"requested": 0, "placed": 0}  # the walkers are the traffic's
     classes = {i["semantic_class"] for i in meta["instances"]}
     assert "car" in classes
+    shown = CliRunner().invoke(app, ["info", str(out)]).output
+    rows = {
+        cells[1].strip(): cells[2].strip()
+        for cells in (r.split("│") for r in shown.splitlines())
+        if len(cells) == 4
+    }
+    assert rows["people"] == "0 placed of 0 requested", shown
+    assert rows["walkers"] == "10 placed of 10 requested", shown
+    assert rows["vehicles"] == f"{traffic['vehicles']['placed']} placed of 18 requested", shown

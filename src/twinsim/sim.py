@@ -116,7 +116,7 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "time": "int64 nanoseconds of simulation time, t_ns = round(k * 1e9 / physics_hz)",
         "classes": list(SEMANTIC_CLASSES),
         "instances": scene.instance_table(),
-        "people": {"requested": cfg.people.count, "placed": len(scene.people)},
+        "people": {"requested": cfg.people.count, "placed": len(scene.people) - _walkers(scene)},
         "flying_objects": len(scene.flying_objects),
         **_traffic_metadata(cfg, scene),
         "rooms": [r.model_dump(mode="json") for r in scene.rooms],
@@ -125,18 +125,22 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
     }
 
 
+def _walkers(scene: SceneSpec) -> int:
+    """A town's walkers among the scene's people: the traffic's, not the `people` section's."""
+    return sum(p.name.startswith(WALKER_PREFIX) for p in scene.people)
+
+
 def _traffic_metadata(cfg: TwinsimConfig, scene: SceneSpec) -> dict:
     """How many vehicles and walkers a town asked for and has (nothing for a world without
     roads)."""
     if scene.roads is None:
         return {}
     vehicles = sum(f.name.startswith(VEHICLE_PREFIX) for f in scene.flying_objects)
-    walkers = sum(p.name.startswith(WALKER_PREFIX) for p in scene.people)
     traffic = cfg.traffic
     return {
         "traffic": {
             "vehicles": {"requested": traffic.vehicles, "placed": vehicles},
-            "walkers": {"requested": traffic.walkers, "placed": walkers},
+            "walkers": {"requested": traffic.walkers, "placed": _walkers(scene)},
             "lights": len(scene.roads.traffic_lights),
         }
     }

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from twinsim.scene.furniture.kit import geoms_bounds
-from twinsim.scene.spec import GeomSpec, MaterialSpec, Quat
+from twinsim.scene.spec import GeomSpec, MaterialSpec
+from twinsim.scene.spec_base import Quat
 
 Parts = tuple[tuple[GeomSpec, ...], tuple[MaterialSpec, ...]]  # an object's geoms, materials
 Builder = Callable[[np.random.Generator, str], Parts]

@@ -7,7 +7,8 @@ import colorsys
 
 import numpy as np
 
-from twinsim.scene.spec import RGB, HumanBodySpec, MaterialSpec, TextureSpec
+from twinsim.scene.spec import HumanBodySpec, MaterialSpec, TextureSpec
+from twinsim.scene.spec_base import RGB
 
 TEXTURE_SIZE = 128
 

@@ -58,7 +58,8 @@ def info(
         ("rooms", ", ".join(r["type"] for r in rooms) or "-"),
         ("instances", f"{get('n_instances')} ({get('n_dynamic_instances')} dynamic)"),
         ("classes", ", ".join(f"{c} {n}" for c, n in by_class.items())),
-        ("people", "{placed} placed of {requested} requested".format(**get("people", {}))),
+        ("people", _placed(get("people", {}))),
+        *_traffic_rows(get("traffic") or {}),
         ("flying objects", get("flying_objects", 0)),
         *_statistics_rows(get("statistics") or {}),
     ):
@@ -111,6 +112,16 @@ def _dataset_info(path: Path, as_json: bool) -> None:
             "-" if dyn is None else f"{dyn:.3f}",
         )
     console.print(table)
+
+
+def _placed(counts: dict) -> str:
+    """A `{placed, requested}` count as the line `info` shows."""
+    return "{placed} placed of {requested} requested".format(**counts)
+
+
+def _traffic_rows(traffic: dict) -> list[tuple[str, str]]:
+    """A town's walkers and vehicles as (label, text) rows, apart from the `people` section's."""
+    return [(name, _placed(traffic[name])) for name in ("walkers", "vehicles") if name in traffic]
 
 
 def _statistics_rows(stats: dict) -> list[tuple[str, str]]:

@@ -29,7 +29,8 @@ from twinsim.engine.terrain import add_terrain
 from twinsim.engine.user_model import attach_model
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
 from twinsim.robots.registry import ROBOTS
-from twinsim.scene.spec import BodySpec, LinkSpec, ObjectSpec, RobotSpec, SceneSpec, TerrainSpec
+from twinsim.scene.body_spec import BodySpec, LinkSpec
+from twinsim.scene.spec import ObjectSpec, RobotSpec, SceneSpec, TerrainSpec
 from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id

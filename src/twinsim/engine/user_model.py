@@ -22,13 +22,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from twinsim.errors import ConfigError
-from twinsim.scene.spec import (
-    ROBOT_GEOM_GROUP,
-    AttachedModelSpec,
-    JointSpec,
-    ModelAssetSpec,
-    ModelFileSpec,
-)
+from twinsim.scene.body_spec import AttachedModelSpec, JointSpec, ModelAssetSpec, ModelFileSpec
+from twinsim.scene.spec_base import ROBOT_GEOM_GROUP
 
 if TYPE_CHECKING:
     import mujoco

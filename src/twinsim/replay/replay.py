@@ -177,7 +177,7 @@ def _twin_metadata(source: ReplaySource, plan: TwinPlan, mode: ReplayMode, steps
         metadata["config"] = source.metadata["config"]
     metadata["people"] = {
         "requested": source.metadata.get("people", {}).get("requested", 0) + added,
-        "placed": len(plan.scene.people),
+        "placed": metadata["people"]["placed"],  # a town's walkers are the traffic's
     }
     metadata["twin"] = {
         "source": str(source.path.resolve()),

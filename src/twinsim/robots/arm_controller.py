@@ -16,7 +16,7 @@ from scipy.interpolate import CubicSpline
 from twinsim.geometry import quat_wxyz_to_matrix
 from twinsim.robots.arm import JOINT_NAMES, TORQUE_LIMITS, ArmSpec, arm_body
 from twinsim.robots.limits import ClampedCommands
-from twinsim.scene.spec import BodySpec
+from twinsim.scene.body_spec import BodySpec
 
 GRAVITY = 9.81
 OMEGA = 20.0  # rad/s: the closed loop's natural frequency on every joint (critically damped)

@@ -21,7 +21,7 @@ from twinsim.robots.arm_scan import plan_scan
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.commands import CommandMode, CommandSpace
 from twinsim.robots.live_reference import LiveController
-from twinsim.scene.spec import BodySpec
+from twinsim.scene.body_spec import BodySpec
 
 
 class Arm(Robot):

@@ -34,7 +34,8 @@ from twinsim.robots.arm import (
 from twinsim.robots.arm_controller import JointPath
 from twinsim.robots.base import StartFilter
 from twinsim.scene.free_space import FreeSpaceError, build_free_space, floor_region
-from twinsim.scene.spec import ObjectSpec, Quat, Vec3
+from twinsim.scene.spec import ObjectSpec
+from twinsim.scene.spec_base import Quat, Vec3
 from twinsim.sensors.rig import R_BODY_OPTICAL_FORWARD, resolve_sensors
 
 TOP_RANGE_M = (0.3, 1.1)  # heights of the tops the arm scans

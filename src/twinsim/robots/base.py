@@ -33,7 +33,8 @@ from twinsim.robots.commands import (
 )
 from twinsim.robots.live_reference import BaseLimits, LiveController, LiveReference
 from twinsim.robots.trajectory import Trajectory, planned_reference
-from twinsim.scene.spec import BodySpec, RobotSpec
+from twinsim.scene.body_spec import BodySpec
+from twinsim.scene.spec import RobotSpec
 from twinsim.sensors.registry import SENSOR_CONFIG
 
 #: the streams every robot records besides its sensors'

@@ -30,8 +30,8 @@ from twinsim.robots.live_reference import BaseLimits
 from twinsim.robots.omni import pose_to_qpos
 from twinsim.robots.tour import PlanningError
 from twinsim.robots.trajectory import MotionLimits
+from twinsim.scene.body_spec import BodySpec
 from twinsim.scene.roads import RoadNetworkSpec
-from twinsim.scene.spec import BodySpec
 
 ROUTE_SLACK_M = 60.0  # a drawn route is this much longer than the run needs
 STOP_LINE_GAP_M = 1.0  # the car's front stops this far before a stop line

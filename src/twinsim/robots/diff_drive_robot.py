@@ -19,7 +19,7 @@ from twinsim.robots.diff_drive import (
 from twinsim.robots.diff_drive_controller import SETPOINT_COLUMNS, DiffDriveController
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.live_reference import BaseLimits
-from twinsim.scene.spec import BodySpec
+from twinsim.scene.body_spec import BodySpec
 
 DEFAULT_WHEEL_RADIUS_M = DiffDriveConfig.model_fields["wheel_radius_m"].default
 

@@ -20,7 +20,7 @@ from twinsim.robots.omni import (
     pose_to_qpos,
 )
 from twinsim.robots.omni_controller import SETPOINT_COLUMNS, OmniController
-from twinsim.scene.spec import BodySpec
+from twinsim.scene.body_spec import BodySpec
 
 
 class Omni(Robot):

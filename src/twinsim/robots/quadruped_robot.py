@@ -20,7 +20,7 @@ from twinsim.robots.quadruped import (
 )
 from twinsim.robots.quadruped_controller import SETPOINT_COLUMNS, QuadrupedController
 from twinsim.robots.quadruped_legs import SHOULDER_POS, leg_ik
-from twinsim.scene.spec import BodySpec
+from twinsim.scene.body_spec import BodySpec
 
 
 def standing_qpos(spec: QuadrupedSpec) -> np.ndarray:

@@ -21,17 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from twinsim.robots.ground_tour import GroundConfig
 from twinsim.robots.pose_joints import POSE_AXES, POSE_IS_SLIDE, POSE_JOINTS
-from twinsim.scene.spec import (
-    IDENTITY_QUAT,
+from twinsim.scene.body_spec import (
     ActuatorSpec,
     AttachedModelSpec,
     BodySpec,
     JointSpec,
     ModelFileSpec,
-    Quat,
-    RobotSpec,
-    Vec3,
 )
+from twinsim.scene.spec import RobotSpec
+from twinsim.scene.spec_base import IDENTITY_QUAT, Quat, Vec3
 
 MODEL_PREFIX = "model/"
 BASE_PREFIX = "base_"

@@ -42,7 +42,8 @@ from twinsim.robots.user_model_controller import (
     setpoint_columns,
 )
 from twinsim.robots.user_model_live import joints_mode, user_model_live
-from twinsim.scene.spec import IDENTITY_QUAT, BodySpec, JointSpec, Quat, Vec3
+from twinsim.scene.body_spec import BodySpec, JointSpec
+from twinsim.scene.spec_base import IDENTITY_QUAT, Quat, Vec3
 
 if TYPE_CHECKING:
     from twinsim.engine.user_model import ModelDescription

@@ -31,8 +31,8 @@ from twinsim.scene.spec import (
     SensorSpec,
     TerrainSpec,
     TextureSpec,
-    Vec3,
 )
+from twinsim.scene.spec_base import Vec3
 
 
 class SceneConfig(ConfigModel):

@@ -12,8 +12,6 @@ import binascii
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
@@ -25,31 +23,27 @@ from pydantic import (
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import DEFAULT_ROBOT, ROBOTS
 from twinsim.scene.roads import RoadNetworkSpec
-
-Vec2 = tuple[float, float]
-Vec3 = tuple[float, float, float]
-Quat = tuple[float, float, float, float]
-RGB = tuple[float, float, float]
-RGBA = tuple[float, float, float, float]
-
-IDENTITY_QUAT: Quat = (1.0, 0.0, 0.0, 0.0)
+from twinsim.scene.spec_base import (
+    IDENTITY_QUAT,
+    RGB,
+    RGBA,
+    FrozenSpec,
+    GeomType,
+    Quat,
+    Vec2,
+    Vec3,
+)
 
 TextureKind = Literal["wood", "tiles", "carpet", "plaster", "wallpaper", "fabric"]
 RoomType = Literal["living_room", "kitchen", "bedroom", "bathroom", "corridor", "office"]
-GeomType = Literal["box", "cylinder", "sphere", "capsule", "ellipsoid"]
 
 #: 2: `robots` (each with its `name`) replaced the one `robot`, and sensors name their robot;
 #: format 1 still reads (as one robot named `robot`)
 #: 3: `hinge_range_unit` (older scenes' hinge ranges were read by MuJoCo as degrees)
 SCENE_FORMAT_VERSION = 3
-ROBOT_GEOM_GROUP = 3  # MuJoCo geom group of robot parts: they collide, on-board cameras skip them
 
 
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TextureSpec(_Spec):
+class TextureSpec(FrozenSpec):
     """A procedural texture: regenerated bit for bit from (kind, seed, size, colours, params)."""
 
     name: str
@@ -61,7 +55,7 @@ class TextureSpec(_Spec):
     params: dict[str, float] = Field(default_factory=dict)
 
 
-class MaterialSpec(_Spec):
+class MaterialSpec(FrozenSpec):
     name: str
     texture: str | None = None
     rgba: RGBA = (1.0, 1.0, 1.0, 1.0)
@@ -72,7 +66,7 @@ class MaterialSpec(_Spec):
     texuniform: bool = True
 
 
-class GeomSpec(_Spec):
+class GeomSpec(FrozenSpec):
     """A primitive in its object's frame; `size` as MuJoCo has it (half extents, radius, …)."""
 
     type: GeomType
@@ -82,7 +76,7 @@ class GeomSpec(_Spec):
     material: str
 
 
-class ObjectSpec(_Spec):
+class ObjectSpec(FrozenSpec):
     """One instance: structure (wall, floor, …) or furniture, with its semantic class."""
 
     instance_id: int = Field(ge=1, le=65535)
@@ -95,14 +89,14 @@ class ObjectSpec(_Spec):
     dynamic: bool = False
 
 
-class RoomSpec(_Spec):
+class RoomSpec(FrozenSpec):
     room_id: int
     type: RoomType
     name: str
     polygon: tuple[Vec2, ...]
 
 
-class DoorSpec(_Spec):
+class DoorSpec(FrozenSpec):
     """An opening in the wall between two rooms; `axis` is the direction the wall runs."""
 
     door_id: int
@@ -113,7 +107,7 @@ class DoorSpec(_Spec):
     axis: Literal["x", "y"]
 
 
-class LightSpec(_Spec):
+class LightSpec(FrozenSpec):
     name: str
     pos: Vec3
     dir: Vec3 = (0.0, 0.0, -1.0)
@@ -127,7 +121,7 @@ class LightSpec(_Spec):
     exponent: float = 1.0
 
 
-class TerrainSpec(_Spec):
+class TerrainSpec(FrozenSpec):
     """Hills as a height field over the world (`scene/terrain.py` makes and meshes it).
 
     Samples lie on a `rows` × `cols` grid spanning `center` ± `half_size` (row index along y,
@@ -161,7 +155,7 @@ class TerrainSpec(_Spec):
         return self
 
 
-class PathPoint(_Spec):
+class PathPoint(FrozenSpec):
     """A timed waypoint of the robot's planned path: time since the start of motion, pose, yaw."""
 
     t_s: float
@@ -169,7 +163,7 @@ class PathPoint(_Spec):
     yaw: float
 
 
-class RobotSpec(_Spec):
+class RobotSpec(FrozenSpec):
     """What every robot kind records of itself; a kind adds its own fields (`twinsim.robots`).
 
     `kind` names the registered robot kind that builds, drives and restarts it; `name` is the
@@ -187,190 +181,11 @@ class RobotSpec(_Spec):
     path: tuple[PathPoint, ...] = ()
 
 
-class JointSpec(_Spec):
-    """A joint of a robot link, in the link's frame; `range` limits it where given."""
-
-    name: str
-    type: Literal["slide", "hinge"]
-    axis: Vec3
-    range: tuple[float, float] | None = None
-    armature: float = 0.0
-
-
-class LinkGeomSpec(_Spec):
-    """A robot part's collision shape, in its link's frame: coloured, hidden from on-board
-    cameras (MuJoCo geom group `group`), massless when the link states its inertia.
-
-    `friction` (sliding, torsional, rolling, as MuJoCo has it) and `solref` (the contact's
-    time constant and damping ratio: a tyre's stiffness) replace MuJoCo's defaults where
-    given; a contact takes them from the geom of higher `priority` (a wheel's grip or a
-    caster's slip, whatever the floor's); None and 0 leave MuJoCo's defaults.
-    """
-
-    name: str
-    type: GeomType
-    size: tuple[float, ...]
-    pos: Vec3 = (0.0, 0.0, 0.0)
-    quat: Quat = IDENTITY_QUAT
-    rgba: RGBA = (0.15, 0.15, 0.18, 1.0)
-    group: int = ROBOT_GEOM_GROUP
-    mass_kg: float = 0.0
-    friction: Vec3 | None = None
-    solref: Vec2 | None = None
-    priority: int = 0
-
-
-class LinkSpec(_Spec):
-    """A rigid link of a robot: placed on its parent (the world for the root), with joints;
-    its centre of mass at `com` in its frame (None: at its origin), its principal moments of
-    inertia `inertia` about it."""
-
-    name: str
-    parent: str | None = None
-    pos: Vec3 = (0.0, 0.0, 0.0)
-    quat: Quat = IDENTITY_QUAT
-    mass_kg: float = Field(gt=0.0)
-    inertia: Vec3
-    com: Vec3 | None = None
-    joints: tuple[JointSpec, ...] = ()
-    geoms: tuple[LinkGeomSpec, ...] = ()
-
-
-class ActuatorSpec(_Spec):
-    """A motor on a joint: the control is its force (slide) or torque (hinge)."""
-
-    name: str
-    joint: str
-
-
-class ModelAssetSpec(_Spec):
-    """A file a robot model file references (a mesh, a texture), embedded whole so a replay
-    needs nothing on disk: `path` as the model names it, relative to the model file's folder."""
-
-    path: str
-    sha256: str
-    data_b64: str
-
-
-class ModelFileSpec(_Spec):
-    """A user's robot file (MJCF or URDF) as it was read: its text, SHA-256 and the files it
-    references; `source` is where it was read from (for the record only)."""
-
-    format: Literal["mjcf", "urdf"]
-    source: str
-    sha256: str
-    text: str
-    assets: tuple[ModelAssetSpec, ...] = ()
-
-
-class AttachedModelSpec(_Spec):
-    """A robot model file compiled by MuJoCo and attached to the world (`engine/user_model.py`).
-
-    Its root body `root` (the file's name) is placed at `pos`/`quat` on the world, its own free
-    joint (if any) replaced by `base_joints`; every MuJoCo name from the file starts with
-    `prefix`. `joints`, `actuators` and `geoms` list the file's (MuJoCo names, qpos and control
-    order; unnamed geoms named by the engine). Where `mount_parent` is given (a body, MuJoCo
-    name) the engine adds the body the robot's sensors mount on there, at `mount_pos` /
-    `mount_quat` (a site's frame).
-    """
-
-    file: ModelFileSpec
-    prefix: str
-    root: str
-    pos: Vec3 = (0.0, 0.0, 0.0)
-    quat: Quat = IDENTITY_QUAT
-    base_joints: tuple[JointSpec, ...] = ()
-    joints: tuple[JointSpec, ...] = ()
-    actuators: tuple[str, ...] = ()
-    geoms: tuple[str, ...] = ()
-    mount_parent: str | None = None
-    mount_pos: Vec3 = (0.0, 0.0, 0.0)
-    mount_quat: Quat = IDENTITY_QUAT
-
-    def prefixed(self, prefix: str) -> AttachedModelSpec:
-        """The same model with every MuJoCo name it lists starting with `prefix` too."""
-
-        def joints(specs: tuple[JointSpec, ...]) -> tuple[JointSpec, ...]:
-            return tuple(j.model_copy(update={"name": prefix + j.name}) for j in specs)
-
-        return self.model_copy(
-            update={
-                "prefix": prefix + self.prefix,
-                "base_joints": joints(self.base_joints),
-                "joints": joints(self.joints),
-                "actuators": tuple(prefix + a for a in self.actuators),
-                "geoms": tuple(prefix + g for g in self.geoms),
-                "mount_parent": None if self.mount_parent is None else prefix + self.mount_parent,
-            }
-        )
-
-
-class BodySpec(_Spec):
-    """A robot's body as data, built by the engine: links (root first), actuators, and the link
-    its sensors are mounted on (its frame is the robot's body frame, x forward, z up).
-
-    `model` is a robot model file attached as it is (a user's MJCF or URDF); its joints follow
-    the links', its own actuators the `actuators` (plain motors twinsim adds)."""
-
-    links: tuple[LinkSpec, ...]
-    actuators: tuple[ActuatorSpec, ...] = ()
-    mount: str
-    model: AttachedModelSpec | None = None
-
-    @property
-    def joints(self) -> tuple[JointSpec, ...]:
-        """Every joint in kinematic order (the order of the robot's qpos and qvel)."""
-        links = tuple(j for link in self.links for j in link.joints)
-        if self.model is None:
-            return links
-        return (*links, *self.model.base_joints, *self.model.joints)
-
-    @property
-    def controls(self) -> tuple[str, ...]:
-        """MuJoCo names of every actuator in control order: the motors, then the model's own."""
-        own = () if self.model is None else self.model.actuators
-        return (*(a.name for a in self.actuators), *own)
-
-    @property
-    def geom_names(self) -> tuple[str, ...]:
-        """MuJoCo names of every geom of the body (the links', then the model's)."""
-        own = () if self.model is None else self.model.geoms
-        return (*(g.name for link in self.links for g in link.geoms), *own)
-
-    def prefixed(self, prefix: str) -> BodySpec:
-        """The same body with every MuJoCo name (links, joints, geoms, actuators) prefixed, so
-        several robots of one kind share a model."""
-        if not prefix:
-            return self
-
-        def link(spec: LinkSpec) -> LinkSpec:
-            return spec.model_copy(
-                update={
-                    "name": prefix + spec.name,
-                    "parent": None if spec.parent is None else prefix + spec.parent,
-                    "joints": tuple(
-                        j.model_copy(update={"name": prefix + j.name}) for j in spec.joints
-                    ),
-                    "geoms": tuple(
-                        g.model_copy(update={"name": prefix + g.name}) for g in spec.geoms
-                    ),
-                }
-            )
-
-        actuators = tuple(
-            a.model_copy(update={"name": prefix + a.name, "joint": prefix + a.joint})
-            for a in self.actuators
-        )
-        links = tuple(link(x) for x in self.links)
-        model = None if self.model is None else self.model.prefixed(prefix)
-        return BodySpec(links=links, actuators=actuators, mount=prefix + self.mount, model=model)
-
-
 def _robot_spec_model(entry) -> type[RobotSpec]:
     return entry.spec_model
 
 
-class LidarSpec(_Spec):
+class LidarSpec(FrozenSpec):
     """A spinning multi-beam LiDAR: one elevation per ring (ring 0 lowest), columns per turn."""
 
     model: str
@@ -380,7 +195,7 @@ class LidarSpec(_Spec):
     max_range_m: float = Field(gt=0.0)
 
 
-class EventSpec(_Spec):
+class EventSpec(FrozenSpec):
     """Event camera model (ESIM / v2e): log-intensity contrast thresholds, refractory period."""
 
     threshold_pos: float = Field(gt=0.0)
@@ -389,7 +204,7 @@ class EventSpec(_Spec):
     log_eps: float = Field(gt=0.0)
 
 
-class GnssSpec(_Spec):
+class GnssSpec(FrozenSpec):
     """A GNSS receiver's datum: the WGS-84 point (deg, deg, m) at the world ENU origin."""
 
     origin_lat_deg: float = Field(ge=-90.0, le=90.0)
@@ -397,7 +212,7 @@ class GnssSpec(_Spec):
     origin_alt_m: float
 
 
-class SensorSpec(_Spec):
+class SensorSpec(FrozenSpec):
     """A sensor on the body of the robot `robot`; `pos`/`quat` give T_body_sensor (camera: its
     optical frame).
 
@@ -424,7 +239,7 @@ class SensorSpec(_Spec):
     rolling_shutter_readout_s: float = Field(0.0, ge=0.0)
 
 
-class HumanBodySpec(_Spec):
+class HumanBodySpec(FrozenSpec):
     """Body proportions and materials of one person (see `twinsim.actors.human`).
 
     `segment_scale` multiplies the reference skeleton's segment lengths per segment name so
@@ -441,7 +256,7 @@ class HumanBodySpec(_Spec):
     hair_material: str | None = None
 
 
-class HumanMotionSpec(_Spec):
+class HumanMotionSpec(FrozenSpec):
     """How a person moves, fully resolved: a pure function of time built by `twinsim.actors`.
 
     Walks follow `waypoints` (world x, y of the root on the floor) at `speed_mps`; stationary
@@ -480,7 +295,7 @@ class HumanMotionSpec(_Spec):
         return pauses
 
 
-class PersonSpec(_Spec):
+class PersonSpec(FrozenSpec):
     """An animated person: two instances, body/skin (class person) and clothing (class clothing)."""
 
     person_id: int
@@ -491,14 +306,14 @@ class PersonSpec(_Spec):
     motion: HumanMotionSpec
 
 
-class Keyframe(_Spec):
+class Keyframe(FrozenSpec):
     t_s: float
     pos: Vec3
     quat: Quat
     scale: float = Field(1.0, gt=0.0)
 
 
-class FlyingObjectSpec(_Spec):
+class FlyingObjectSpec(FrozenSpec):
     """An object moved by time-keyed transforms (position, orientation, scale) between goals."""
 
     instance_id: int = Field(ge=1, le=65535)
@@ -511,7 +326,7 @@ class FlyingObjectSpec(_Spec):
 ROBOT_SPEC = keyed_config(ROBOTS, "kind", "drone", _robot_spec_model)
 
 
-class SceneSpec(_Spec):
+class SceneSpec(FrozenSpec):
     format_version: int = SCENE_FORMAT_VERSION
     seed: int
     wall_height: float

@@ -25,6 +25,7 @@ from twinsim.scene.spec import LightSpec
 from twinsim.scene.terrain import make_terrain
 from twinsim.scene.town_buildings import GROUND_Z, add_blocks, add_roads
 from twinsim.scene.town_materials import TownMaterials
+from twinsim.scene.town_network import build_network
 from twinsim.scene.town_props import (
     add_crosswalks,
     add_hill_trees,
@@ -36,7 +37,7 @@ from twinsim.scene.town_props import (
     add_street_lights,
     add_trees,
 )
-from twinsim.scene.town_roads import GridParams, build_network, plan_grid
+from twinsim.scene.town_roads import GridParams, plan_grid
 
 Preset = Literal["small_town", "mid_city", "highway", "skyscraper_city", "rural"]
 

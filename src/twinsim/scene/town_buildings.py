@@ -16,8 +16,9 @@ from twinsim.geometry import yaw_quat_wxyz
 from twinsim.scene.parts import ObjectList, box, r4
 from twinsim.scene.spec import GeomSpec
 from twinsim.scene.town_materials import TownMaterials
+from twinsim.scene.town_network import CROSSWALK_W
 from twinsim.scene.town_paths import trim_path
-from twinsim.scene.town_roads import CROSSWALK_W, Node, RoadPlan
+from twinsim.scene.town_roads import Node, RoadPlan
 
 ROAD_T = 0.1  # road slab thickness (top at z = 0)
 SIDEWALK_Z = 0.15  # top of sidewalks, kerbs and block land

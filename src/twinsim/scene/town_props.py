@@ -18,8 +18,9 @@ from twinsim.scene.spec import GeomSpec, TerrainSpec
 from twinsim.scene.terrain import grid_axes, heights, surface_z
 from twinsim.scene.town_buildings import SIDEWALK_Z, road_extent
 from twinsim.scene.town_materials import TownMaterials
+from twinsim.scene.town_network import CROSSWALK_W, RING_ISLAND_R, STOP_GAP
 from twinsim.scene.town_paths import trim_path
-from twinsim.scene.town_roads import CROSSWALK_W, LANE_W, RING_ISLAND_R, STOP_GAP, RoadPlan
+from twinsim.scene.town_roads import LANE_W, RoadPlan
 
 PAINT_Z = 0.002  # half height of painted lines (they lie on the road's top)
 DASH_M, PERIOD_M = 3.0, 6.0

@@ -22,7 +22,8 @@ import numpy as np
 
 from twinsim.configmodel import ConfigModel
 from twinsim.geometry import pose_to_T
-from twinsim.scene.spec import Quat, SensorSpec, Vec3
+from twinsim.scene.spec import SensorSpec
+from twinsim.scene.spec_base import Quat, Vec3
 from twinsim.sequence.layout import POSE_COLUMNS
 from twinsim.sequence.stream_checks import StreamCheck, check_table
 

@@ -197,3 +197,14 @@ def digest_folder(folder: Path) -> dict[str, str]:
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
+
+
+def path_smoothness(poses: np.ndarray, dt_s: float) -> tuple[float, float]:
+    """(largest heading error from the course while moving, rad; largest sideways (y)
+    acceleration, m/s²) of (steps, >= 4) poses x, y, _, yaw sampled every `dt_s` along x."""
+    step = np.diff(poses[:, :2], axis=0)
+    moving = np.linalg.norm(step, axis=1) > 0.5
+    course = np.arctan2(step[:, 1], step[:, 0])
+    mid_yaw = 0.5 * (poses[1:, 3] + poses[:-1, 3])
+    lateral = np.diff(poses[:, 1], 2) / dt_s**2
+    return float(np.abs(course - mid_yaw)[moving].max()), float(np.abs(lateral).max())

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from conftest import path_smoothness
 from twinsim.actors import lane_change
 from twinsim.actors.lane_paths import lane_paths, lanes_along
 from twinsim.actors.traffic import DT_S, TrafficSim, simulate_traffic
@@ -72,13 +73,9 @@ def test_a_lane_change_is_smooth():
     """The car's heading follows its path within 1°, and its lateral acceleration stays under
     the comfortable 1.5 m/s² (no jump sideways)."""
     car = _overtake()[0][1]
-    step = np.diff(car[:, :2], axis=0)
-    moving = np.linalg.norm(step, axis=1) > 0.5
-    course = np.arctan2(step[:, 1], step[:, 0])
-    mid_yaw = 0.5 * (car[1:, 3] + car[:-1, 3])
-    assert np.abs(course - mid_yaw)[moving].max() < math.radians(1.0)
-    lateral = np.diff(car[:, 1], 2) / DT_S**2
-    assert np.abs(car[:, 1]).max() > 0.0 and np.abs(lateral).max() < 1.5
+    heading_error, lateral = path_smoothness(car, DT_S)
+    assert heading_error < math.radians(1.0)
+    assert np.abs(car[:, 1]).max() > 0.0 and lateral < 1.5
 
 
 def test_no_car_pulls_out_in_front_of_the_fast_ego():

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from conftest import path_smoothness
 from twinsim.actors import overtake
 from twinsim.actors.lane_paths import lane_paths, lanes_along
 from twinsim.actors.traffic import DT_S, TrafficSim, simulate_traffic
@@ -111,13 +112,9 @@ def test_the_overtake_is_smooth():
     """The car's heading follows its path within 1°, and its lateral acceleration stays under
     the comfortable 1.5 m/s²."""
     car = _run()[1]
-    step = np.diff(car[:, :2], axis=0)
-    moving = np.linalg.norm(step, axis=1) > 0.5
-    course = np.arctan2(step[:, 1], step[:, 0])
-    mid_yaw = 0.5 * (car[1:, 3] + car[:-1, 3])
-    assert np.abs(course - mid_yaw)[moving].max() < math.radians(1.0)
-    lateral = np.diff(car[:, 1], 2) / DT_S**2
-    assert len(_out(car)) and np.abs(lateral).max() < 1.5
+    heading_error, lateral = path_smoothness(car, DT_S)
+    assert heading_error < math.radians(1.0)
+    assert len(_out(car)) and lateral < 1.5
 
 
 def _passed(car: np.ndarray, other_x: np.ndarray) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from twinsim.engine.rays import _near_spheres
+from twinsim.engine.ray_prefilter import near_spheres
 
 
 def _sector(rng, az0: float, az1: float, el0: float, el1: float, n: int) -> np.ndarray:
@@ -41,7 +41,7 @@ def test_the_prefilter_keeps_every_ray_that_enters_and_only_those_near(bundle):
     centres[:5] = [[0.0, 0.0, 30.0], [0.5, 0.0, 8.0], [-30, 1e-3, 0], [-30, -1e-3, 0], [8, 0, 0]]
     radii = rng.uniform(0.2, 6.0, len(centres))
     reach = rng.uniform(5.0, 70.0, len(dirs))
-    picked = _near_spheres(np.zeros(3), dirs, centres, radii, reach)
+    picked = near_spheres(np.zeros(3), dirs, centres, radii, reach)
     kept = 0
     for centre, radius, rays in zip(centres, radii, picked, strict=True):
         enters = np.flatnonzero(_entry(dirs, centre, radius) <= reach)

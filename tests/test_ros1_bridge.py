@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from live_truth import KINDS, MOBILE, SETS, RecordedTruth, quat_xyzw_to_matrix
 from twinsim.config import load_config
 from twinsim.ros1.launch import start_roscore, stop
 from twinsim.sequence import open_sequence, validate_sequence
@@ -195,3 +196,37 @@ def test_free_running_sim_time_follows_the_real_time_factor(ros_env, tmp_path):
     rtf = sim[-1] / wall[-1]
     assert 0.5 < rtf < 1.5, rtf
     assert np.all(np.diff(ticks[:, 1]) > 0)
+
+
+TRUTH_LISTENER = Path(__file__).parent / "data" / "ros1_truth_listener.py"
+
+
+def test_tf_and_odom_are_the_recorded_rows_for_every_kind(ros_env, tmp_path):
+    """Every /tf transform and /odom message of every robot kind equals, field by field, the
+    `groundtruth_body` and `odometry` rows the same step recorded (stamp, frame, pose, twist
+    in the body frame: linear then angular)."""
+    out, report = tmp_path / "episodes", tmp_path / "received.json"
+    bridge = _start_bridge(ros_env, out, [*SETS, "sim.duration_s=6"], "--timeout", "2")
+    node = [str(TRUTH_LISTENER), ",".join(KINDS), ",".join(MOBILE), "10", str(report)]
+    log = _run_node(ros_env, bridge, node, 120)
+    assert "ended by timeout" in log
+    received = json.loads(report.read_text())
+    seq = open_sequence(out / "episode-0000")
+    checked = {name: 0 for name in KINDS}
+    for name, t_ns, parent, child, *values in received["odom"]:
+        assert (parent, child) == ("world", f"{name}/base_link")
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = quat_xyzw_to_matrix(values[3:7]), values[:3]
+        checked[name] += RecordedTruth.of(seq, name).check(t_ns, T, np.array(values[7:]), name)
+    assert min(checked.values()) >= 9, checked
+    poses = {name: RecordedTruth.of(seq, name).poses for name in KINDS}
+    on_tf = 0
+    for t_ns, parent, child, *values in received["tf"]:
+        name = child.removesuffix("/base_link")
+        if parent != "world" or t_ns not in poses[name]:
+            continue
+        T = poses[name][t_ns]
+        np.testing.assert_array_equal(values[:3], T[:3, 3])
+        np.testing.assert_allclose(quat_xyzw_to_matrix(values[3:]), T[:3, :3], atol=1e-12)
+        on_tf += 1
+    assert on_tf >= 9 * len(KINDS)

@@ -10,7 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ import pytest
 import zmq
 
 from conftest import digest_folder
+from live_truth import served as served_session
 from twinsim import Session
 from twinsim.closedloop import protocol
 from twinsim.closedloop.client import ServerError, ServerTimeoutError, TwinsimClient
@@ -42,28 +42,10 @@ def _free_port() -> int:
 
 @contextmanager
 def served(out: Path, **options) -> Iterator[tuple[Server, TwinsimClient]]:
-    """A server in a thread on a free port, and a client of it; both stopped on exit. The
-    session closes in the server's thread, where its renderer's GL context is current."""
+    """An omni robot's session served in a thread (`live_truth.served`), and a client of it."""
     cfg = load_config("tiny", OVERRIDES, duration_s=options.pop("duration_s", 2.0))
-    session = Session(cfg, out)
-    server = Server(session, "tcp://127.0.0.1:*", **options)
-
-    def run() -> None:
-        try:
-            server.serve()
-        finally:
-            session.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    client = TwinsimClient(server.address, timeout_s=20)
-    try:
-        yield server, client
-    finally:
-        client.disconnect()
-        server.stop()
-        thread.join(timeout=10)
-        server.close()
+    with served_session(Session(cfg, out), **options) as pair:
+        yield pair
 
 
 @pytest.fixture(scope="module")

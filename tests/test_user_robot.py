@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -280,6 +281,23 @@ def test_a_mount_that_does_not_exist_lists_what_does(tmp_path):
     text = _error(_config("mjcf", path, "robot.mount=camera_site"))
     assert "'camera_site'" in text
     assert "bodies: chassis, pan_link, tilt_link" in text and "sites: cam_site" in text
+
+
+def test_an_auto_base_that_welds_the_body_frame_is_refused(tmp_path):
+    """A file with no free joint under `base: auto` is welded; with the body frame on its root
+    it would plan a tour and record no motion, so it is refused; a mount its joints move, or
+    an explicit base, is taken."""
+    wheelbot = Path(__file__).parents[1] / "examples" / "robots" / "wheelbot.xml"
+    text = _error(_config("mjcf", wheelbot))
+    assert "robot.base: auto welds the root 'chassis'" in text and "planar or free" in text
+    text = _error(_config("mjcf", wheelbot, "robot.mount=mast"))  # welded to the root
+    assert "robot.base" in text
+    from twinsim.assemble import build_scene
+
+    taken = {"robot.base=planar": "planar", "robot.base=fixed": "fixed"}
+    taken["robot.mount=cam_site"] = "fixed"  # on the head, which the pan joint turns
+    for setting, base in taken.items():
+        assert build_scene(_config("mjcf", wheelbot, setting)).robot.base == base
 
 
 def test_the_cli_fails_in_one_line_on_a_bad_file(tmp_path):

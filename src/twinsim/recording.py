@@ -122,9 +122,8 @@ class RobotRecorder:
         if k % self.pose_p == 0:
             writer.append("groundtruth_body", t_ns, T_to_pos_quat_xyzw(view.T_world_body()))
         if k % self.odom_p == 0:
-            vel = view.body_velocity_local()
             pose = T_to_pos_quat_xyzw(view.T_world_body())
-            writer.append("odometry", t_ns, np.concatenate([pose, vel[3:], vel[:3]]))
+            writer.append("odometry", t_ns, np.concatenate([pose, view.body_twist().as_array()]))
         for recorder in self.sensors:
             recorder.before_step(k, t_ns, step.q)
 

@@ -42,10 +42,10 @@ class Events:
 @dataclass
 class RobotObservations:
     """One robot's readings in a step, by its own stream names (`cam0`, `imu0`, `odometry`),
-    and its ground-truth state at the end of the step."""
+    and its ground-truth state at the end of the step (the rows recorded at that stamp)."""
 
     T_world_body: np.ndarray
-    velocity: np.ndarray  # body frame (vx, vy, vz, wx, wy, wz)
+    velocity: np.ndarray  # the body frame's (vx, vy, vz, wx, wy, wz) in its own axes
     tables: dict[str, Table] = field(default_factory=dict)
     frames: dict[str, list[CameraFrame]] = field(default_factory=dict)
     scans: dict[str, list[LidarScan]] = field(default_factory=dict)

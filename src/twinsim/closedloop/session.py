@@ -227,10 +227,11 @@ class _Episode:
         """Run one control period recorded and collect its readings."""
         self._run(min(self.k + self.per_step, self.steps.end))
         readings = self.tap.drain(self.prefixes)
+        now = self.world.integrated_state()  # the state at t_ns, not at the last step's start
         robots = {  # both readings are fresh arrays
             name: RobotObservations(
-                T_world_body=view.T_world_body(),
-                velocity=view.body_velocity_local(),
+                T_world_body=view.T_world_body(now),
+                velocity=view.body_twist(now).as_array(),
                 arrived=controller.arrived,
                 **readings[name],
             )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import mujoco
@@ -23,6 +24,19 @@ from twinsim.scene.spec import RobotSpec
 
 if TYPE_CHECKING:
     from twinsim.engine.world import World
+
+
+@dataclass(frozen=True)
+class BodyTwist:
+    """The robot body frame's velocity in its own axes: `linear` (m/s) of the frame's origin
+    and `angular` (rad/s); named so no reader can swap the halves."""
+
+    linear: np.ndarray
+    angular: np.ndarray
+
+    def as_array(self) -> np.ndarray:
+        """(vx, vy, vz, wx, wy, wz): the odometry columns' order."""
+        return np.concatenate([self.linear, self.angular])
 
 
 class RobotView:
@@ -109,8 +123,10 @@ class RobotView:
         joint no motor drives)."""
         return self.world.data.qfrc_actuator[self._dof_adr]
 
-    def T_world_body(self) -> np.ndarray:
-        data = self.world.data
+    def T_world_body(self, data: mujoco.MjData | None = None) -> np.ndarray:
+        """The robot body frame in the world (in `data`, e.g. `World.integrated_state`, else
+        the running state as the current step's kinematics computed it)."""
+        data = self.world.data if data is None else data
         return make_T(data.xmat[self.body_id].reshape(3, 3), data.xpos[self.body_id])
 
     def body_position(self) -> np.ndarray:
@@ -118,12 +134,15 @@ class RobotView:
         without building the transform, for what needs only that at every step."""
         return self.world.data.xpos[self.body_id].copy()
 
-    def body_velocity_local(self) -> np.ndarray:
-        """(angular xyz, linear xyz) velocity of the robot body in its own frame."""
+    def body_twist(self, data: mujoco.MjData | None = None) -> BodyTwist:
+        """The body frame's velocity in its own axes (in `data`, else the running state): the
+        frame's origin (`mjOBJ_XBODY`), not the centre of mass, so odometry, GNSS and the
+        live interfaces report the motion of the frame their pose describes."""
         world = self.world
-        body = mujoco.mjtObj.mjOBJ_BODY
-        mujoco.mj_objectVelocity(world.model, world.data, body, self.body_id, self._velocity, 1)
-        return self._velocity.copy()
+        data = world.data if data is None else data
+        frame = mujoco.mjtObj.mjOBJ_XBODY
+        mujoco.mj_objectVelocity(world.model, data, frame, self.body_id, self._velocity, 1)
+        return BodyTwist(self._velocity[3:].copy(), self._velocity[:3].copy())
 
     # the robot's sensors, by their own names
     def T_world_cam(self, camera: str, data: mujoco.MjData | None = None) -> np.ndarray:

@@ -69,6 +69,7 @@ class ModelDescription:
     root_free_joint: bool
     root_has_joints: bool
     bodies: tuple[str, ...]
+    on_root: tuple[str, ...]  # the bodies rigidly on the root: none of its joints moves them
     sites: dict[str, SiteInfo]
     joints: tuple[JointSpec, ...]
     qpos0: tuple[float, ...]
@@ -281,6 +282,11 @@ def describe_model(file: ModelFileSpec) -> ModelDescription:
         root_free_joint=root_free,
         root_has_joints=bool(root_joints),
         bodies=tuple(model.body(i).name for i in range(1, model.nbody) if model.body(i).name),
+        on_root=tuple(
+            model.body(i).name
+            for i in range(1, model.nbody)
+            if model.body(i).name and model.body_weldid[i] == model.body_weldid[root.id]
+        ),
         sites=sites,
         joints=tuple(joints),
         qpos0=tuple(qpos0),

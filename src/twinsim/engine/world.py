@@ -67,6 +67,7 @@ class World:
         }
         self._renderers: dict[str, CameraRenderer] = {}
         self._scratch: mujoco.MjData | None = None  # state posed for exposure sub-frames
+        self._integrated: mujoco.MjData | None = None  # the state a step integrated to
         self._velocity = np.zeros(6)
         self.actors = ActorDriver(self.model, scene)
         self.culling = ViewCulling(self.model, scene, self._cullable_geoms())
@@ -133,6 +134,24 @@ class World:
         """Second half: apply the controls the robots set, compute accelerations
         (accelerometer), integrate to k+1."""
         mujoco.mj_step2(self.model, self.data)
+
+    def integrated_state(self) -> mujoco.MjData:
+        """A scratch state whose positions and velocities are those of the state the last step
+        integrated to (its qpos, qvel and mocap poses), for what reads the world between steps.
+
+        After `step_end` the running data's kinematics still describe the step's start; this
+        leaves the running data untouched, since the next step's decisions (which far people
+        keep their pose) read it as a scripted run and a replay do."""
+        model, data = self.model, self.data
+        if self._integrated is None:
+            self._integrated = mujoco.MjData(model)
+        state = self._integrated
+        state.qpos[:], state.qvel[:] = data.qpos, data.qvel
+        state.mocap_pos[:], state.mocap_quat[:] = data.mocap_pos, data.mocap_quat
+        mujoco.mj_kinematics(model, state)
+        mujoco.mj_comPos(model, state)
+        mujoco.mj_comVel(model, state)
+        return state
 
     def robot(self, name: str | None = None) -> RobotView:
         """The view of robot `name` (default: the first, the only one of a one-robot world)."""

@@ -5,7 +5,8 @@ The spec keeps the file's text, SHA-256 and the files it references (embedded), 
 needs nothing on disk. `base` says how the root body meets the world: `fixed` (welded at the
 start pose), `planar` (twinsim's x, y, yaw pose joints at a fixed height) or `free` (the six
 pose joints of `robots/pose_joints.py`, replacing the file's free joint so every joint has one
-coordinate); `auto` is `free` where the root has a free joint, else `fixed`. The root's
+coordinate); `auto` is `free` where the root has a free joint, else `fixed`, and is refused
+where that would weld the body frame (`mount`) still, since nothing would move. The root's
 placement in the file is replaced: its lowest point stands `floor_clearance_m` above the floor.
 
 Joint coordinates, in qpos order: the base joints (`base_x`, `base_y`, [`base_z`], `base_yaw`,

@@ -79,6 +79,24 @@ def _check(cfg: UserModelConfig, desc: ModelDescription, base: str, src: str) ->
             )
 
 
+def _check_moves(
+    cfg: UserModelConfig, desc: ModelDescription, base: str, mount: dict, src: str
+) -> None:
+    """`base: auto` that welds the root is refused where the body frame is rigidly on that
+    root: the robot would plan a tour and record no motion at all. An explicit `fixed` is the
+    user's choice (a still rig); a mount on a link the joints move records their motion."""
+    on_root = mount.get("mount_parent", mount["mount"]) in desc.on_root
+    if cfg.base == "auto" and base == "fixed" and on_root:
+        from twinsim.engine.user_model import UserModelError
+
+        raise UserModelError(
+            f"robot.base: auto welds the root {desc.root!r} of {src} (it has no free joint) and "
+            "the body frame is on it, so nothing would move; set robot.base to planar or free "
+            "to drive its tour, to fixed to keep it still, or robot.mount to a body its joints "
+            "move"
+        )
+
+
 def _mount(cfg: UserModelConfig, desc: ModelDescription, src: str) -> dict:
     """The mount: the named body, or the named site's body and its pose there."""
     name = cfg.mount or desc.root
@@ -150,6 +168,8 @@ class UserModel(Robot):
         desc = describe_model(file)
         base = cfg.base if cfg.base != "auto" else ("free" if desc.root_free_joint else "fixed")
         _check(cfg, desc, base, file.source)
+        mount = _mount(cfg, desc, file.source)
+        _check_moves(cfg, desc, base, mount, file.source)
         motors = () if desc.actuators else tuple(j.name for j in desc.joints)
         driven = set(motors) | {a.joint for a in desc.actuators}
         scripted = [
@@ -184,7 +204,7 @@ class UserModel(Robot):
             max_speed_mps=cfg.max_speed_mps,
             max_yaw_rate_dps=cfg.max_yaw_rate_dps,
             max_accel_mps2=cfg.max_accel_mps2,
-            **_mount(cfg, desc, file.source),
+            **mount,
         )
         return self._with_inertia(spec)
 

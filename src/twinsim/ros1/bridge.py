@@ -27,7 +27,7 @@ from twinsim.closedloop.observations import Observations  # noqa: E402
 from twinsim.closedloop.session import Session  # noqa: E402
 from twinsim.errors import TwinsimError  # noqa: E402
 from twinsim.export.ros_messages import CLOUD_DTYPE, cloud_fields, scan_to_records  # noqa: E402
-from twinsim.geometry import pose_to_T  # noqa: E402
+from twinsim.geometry import matrix_to_quat_wxyz, pose_to_T  # noqa: E402
 from twinsim.sensors.camera import intrinsics  # noqa: E402
 
 #: sensor types whose frame is an OpenCV optical frame (`<robot>/<name>_optical`)
@@ -40,11 +40,9 @@ def _stamp(t_ns: int) -> rospy.Time:
 
 
 def _quaternion(R: np.ndarray) -> tuple[float, float, float, float]:
-    """x, y, z, w of a rotation matrix."""
-    w = math.sqrt(max(0.0, 1.0 + R[0, 0] + R[1, 1] + R[2, 2])) / 2
-    x = math.copysign(math.sqrt(max(0.0, 1.0 + R[0, 0] - R[1, 1] - R[2, 2])) / 2, R[2, 1] - R[1, 2])
-    y = math.copysign(math.sqrt(max(0.0, 1.0 - R[0, 0] + R[1, 1] - R[2, 2])) / 2, R[0, 2] - R[2, 0])
-    z = math.copysign(math.sqrt(max(0.0, 1.0 - R[0, 0] - R[1, 1] + R[2, 2])) / 2, R[1, 0] - R[0, 1])
+    """x, y, z, w of a rotation matrix: the recorded rows' quaternion, bit for bit (a trace
+    formula per component loses small components to cancellation, 1e-8 rad)."""
+    w, x, y, z = matrix_to_quat_wxyz(R)
     return x, y, z, w
 
 

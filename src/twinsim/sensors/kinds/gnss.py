@@ -93,8 +93,8 @@ class GnssRecorder(SensorRecorder):
         T = world.T_world_body()
         R = T[:3, :3]
         enu = T[:3, 3] + R @ self.antenna
-        velocity = world.body_velocity_local()  # (angular, linear) in the body frame
-        v = R @ (velocity[3:] + np.cross(velocity[:3], self.antenna))
+        twist = world.body_twist()  # in the body frame
+        v = R @ (twist.linear + np.cross(twist.angular, self.antenna))
         lla = enu_to_geodetic(enu, self.sensor.gnss)[0]
         row = np.concatenate([lla, enu, v, [STATUS_FIX]])
         self.ctx.writer.append(self.sensor.name, t_ns, row)

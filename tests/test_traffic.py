@@ -229,3 +229,5 @@ def test_a_recorded_town_run_with_traffic_validates_and_counts_it(tmp_path, gl_b
     assert rows["people"] == "0 placed of 0 requested", shown
     assert rows["walkers"] == "10 placed of 10 requested", shown
     assert rows["vehicles"] == f"{traffic['vehicles']['placed']} placed of 18 requested", shown
+    assert rows["flying objects"] == "0", shown  # the vehicles are traffic, not flying objects
+    assert meta["flying_objects"] == 0

@@ -117,7 +117,7 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "classes": list(SEMANTIC_CLASSES),
         "instances": scene.instance_table(),
         "people": {"requested": cfg.people.count, "placed": len(scene.people) - _walkers(scene)},
-        "flying_objects": len(scene.flying_objects),
+        "flying_objects": len(scene.flying_objects) - _vehicles(scene),
         **_traffic_metadata(cfg, scene),
         "rooms": [r.model_dump(mode="json") for r in scene.rooms],
         "robots": [{"name": r.name, "kind": r.kind} for r in scene.robots],
@@ -130,16 +130,20 @@ def _walkers(scene: SceneSpec) -> int:
     return sum(p.name.startswith(WALKER_PREFIX) for p in scene.people)
 
 
+def _vehicles(scene: SceneSpec) -> int:
+    """A town's traffic vehicles, which move as the scene's flying objects do."""
+    return sum(f.name.startswith(VEHICLE_PREFIX) for f in scene.flying_objects)
+
+
 def _traffic_metadata(cfg: TwinsimConfig, scene: SceneSpec) -> dict:
     """How many vehicles and walkers a town asked for and has (nothing for a world without
     roads)."""
     if scene.roads is None:
         return {}
-    vehicles = sum(f.name.startswith(VEHICLE_PREFIX) for f in scene.flying_objects)
     traffic = cfg.traffic
     return {
         "traffic": {
-            "vehicles": {"requested": traffic.vehicles, "placed": vehicles},
+            "vehicles": {"requested": traffic.vehicles, "placed": _vehicles(scene)},
             "walkers": {"requested": traffic.walkers, "placed": _walkers(scene)},
             "lights": len(scene.roads.traffic_lights),
         }

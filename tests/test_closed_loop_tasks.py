@@ -42,6 +42,7 @@ def env():
 
 def test_env_passes_gymnasium_checker(env):
     """check_env: spaces, reset/step signatures and seeding, render."""
+    env.reset(seed=SEED)  # check_env's own resets then draw their worlds from this seed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # infinite Box bounds and make-only render checks
         check_env(env.unwrapped)
@@ -213,6 +214,7 @@ def test_explore_env_passes_the_checker_and_pays_for_new_floor():
     """The exploration env: check_env passes, and its rewards add up to the floor seen (m²)."""
     env = gymnasium.make("twinsim/Explore-tiny-v0", overrides=[*SMALL, "sim.duration_s=1.0"])
     try:
+        env.reset(seed=SEED)  # check_env's own resets then draw their worlds from this seed
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             check_env(env.unwrapped)

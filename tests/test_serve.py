@@ -128,6 +128,7 @@ def test_garbage_gets_an_error_reply_and_the_server_serves_on(tmp_path, gl_backe
             b"\xc1 not msgpack": "not a msgpack message",
             msgpack.packb([1, 2]): "a message is a map",
             msgpack.packb({"v": 2, "op": "hello"}): "protocol version 2",
+            msgpack.packb({"v": True, "op": "hello"}): "protocol version True",
             msgpack.packb({"v": 1, "op": "jump"}): "op: one of hello, reset, step, close",
             msgpack.packb({"v": 1, "op": "reset", "seed": "x"}): "reset.seed",
             msgpack.packb({"v": 1, "op": "step", "speed": 1}): "unknown field 'speed'",
@@ -203,3 +204,46 @@ def test_serve_refuses_a_taken_port_in_one_line(tmp_path):
         )
     assert done.returncode == 2
     assert done.stderr.strip().startswith("error: cannot bind") and "\n" not in done.stderr.strip()
+
+
+def test_a_multipart_request_gets_an_error_and_the_episode_goes_on(tmp_path, gl_backend):
+    with served(tmp_path / "episodes") as (server, client):
+        client.reset(seed=1)
+        with zmq.Context() as context, context.socket(zmq.REQ) as sock:
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(server.address)
+            sock.send_multipart([protocol.pack(protocol.request("hello")), b"more"])
+            assert sock.poll(10_000), "no reply"
+            reply = msgpack.unpackb(sock.recv())
+        assert reply["ok"] is False and "one message part, got 2" in reply["error"]
+        assert client.step({"velocity": {"vx": 0.1}}).step == 240 + 2 * 8
+
+
+def test_a_client_cannot_record_outside_the_episodes_folder(tmp_path, gl_backend):
+    episodes = tmp_path / "episodes"
+    with served(episodes) as (_, client):
+        for out in ["/tmp/elsewhere", "../escaped", "a/../../b", "", ".", 5]:
+            with pytest.raises(ServerError, match=r"reset\.out: a folder name relative"):
+                client.reset(seed=1, out=out)
+        (episodes / "link").parent.mkdir(parents=True, exist_ok=True)
+        (episodes / "link").symlink_to(tmp_path)  # inside by name, outside in fact
+        with pytest.raises(ServerError, match="leads out of the episodes folder"):
+            client.reset(seed=1, out="link/run")
+        first = client.reset(seed=1, out="named/run")
+        assert first.step == 240 + 8 and client.episode == str(episodes / "named" / "run")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["episodes"]
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "0x50", ""])
+def test_serve_refuses_a_port_out_of_range_in_one_line(port, tmp_path):
+    command = [TWINSIM, "serve", "tiny", "--out", str(tmp_path / "e")]
+    done = subprocess.run(
+        [*command, "--bind", f"tcp://127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert line.startswith("error: cannot bind") and "1-65535" in line and "\n" not in line

@@ -17,6 +17,7 @@ v1.0 client ignores it and `twinsim serve`, which runs no task, does not send it
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 import msgpack
@@ -76,7 +77,7 @@ def unpack(data: bytes) -> dict:
     if not isinstance(message, dict):
         raise ProtocolError(f"a message is a map, got a {type(message).__name__}")
     version = message.get("v")
-    if version != VERSION:
+    if isinstance(version, bool) or version != VERSION:  # True == 1 in Python, not on the wire
         raise ProtocolError(f"protocol version {version!r} is not spoken here; this is v{VERSION}")
     return message
 
@@ -100,11 +101,23 @@ def parse_request(data: bytes) -> tuple[str, dict]:
     seed = fields.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise ProtocolError(f"reset.seed: an integer or nil, got {seed!r}")
-    if fields.get("out") is not None and not isinstance(fields["out"], str):
-        raise ProtocolError(f"reset.out: a folder path string or nil, got {fields['out']!r}")
+    out = fields.get("out")
+    if out is not None and not _relative_folder(out):
+        raise ProtocolError(
+            "reset.out: a folder name relative to the server's episodes folder (not empty, not "
+            f"absolute, no '..') or nil, got {out!r}"
+        )
     if not isinstance(fields.get("commands", {}), Mapping | None):
         raise ProtocolError("step.commands: a map of robot name to {mode: {field: value}}")
     return op, fields
+
+
+def _relative_folder(out: Any) -> bool:
+    """Whether a client's `out` names a folder below the server's episodes folder."""
+    if not isinstance(out, str) or not out.strip() or "\0" in out:
+        return False
+    path = PurePosixPath(out.replace("\\", "/"))
+    return bool(path.parts) and not path.is_absolute() and ".." not in path.parts
 
 
 def ok_reply(**fields: Any) -> dict:

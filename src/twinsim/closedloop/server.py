@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import numpy as np
 import zmq
@@ -63,6 +64,7 @@ class Server:
         self._socket = self._context.socket(zmq.REP)
         self._socket.setsockopt(zmq.LINGER, 0)
         try:
+            _check_port(bind)
             self._socket.bind(bind)
         except zmq.ZMQError as exc:
             self.close()
@@ -89,7 +91,7 @@ class Server:
         are sent (free-running), or the client has been silent past the timeout."""
         while not (self._served_all() or self._stopped):
             if self._socket.poll(round(1000 * self._wait_s())):
-                self._answer(self._socket.recv())
+                self._answer(self._socket.recv_multipart())
             self._tick()
 
     def _served_all(self) -> bool:
@@ -140,11 +142,14 @@ class Server:
         period = 1.0 / (self.session.control_hz * self.rtf)
         self._due = max(self._due + period, now - period)
 
-    def _answer(self, data: bytes) -> None:
-        """Reply to one request; whatever is wrong with it becomes an error reply."""
+    def _answer(self, parts: list[bytes]) -> None:
+        """Reply to one request (a message of one part); whatever is wrong with it becomes an
+        error reply."""
         self._last_request = time.monotonic()
         try:
-            op, fields = protocol.parse_request(data)
+            if len(parts) != 1:
+                raise protocol.ProtocolError(f"a request is one message part, got {len(parts)}")
+            op, fields = protocol.parse_request(parts[0])
             reply = protocol.ok_reply(**getattr(self, f"_op_{op}")(**fields))
         except TwinsimError as exc:
             reply = protocol.error_reply(str(exc))
@@ -169,11 +174,22 @@ class Server:
         """Start an episode (ending the current one) and return its first observations."""
         if self.episodes and self.session.episodes >= self.episodes:
             raise TwinsimError(f"this server serves {self.episodes} episode(s), all started")
-        observations = self.session.reset(seed, out)
+        observations = self.session.reset(seed, None if out is None else self._episode_folder(out))
         self._pending, self._unsent, self._latest = {}, [], observations
         self._due = time.monotonic() + 1.0 / (self.session.control_hz * (self.rtf or 1.0))
         self.log(f"episode {self.session.episode_path} started (seed {seed})")
         return self._observed(observations)
+
+    def _episode_folder(self, out: str) -> Path:
+        """A client's `out` (relative, checked by the protocol) as a folder under the episodes
+        folder; a link that leads out of it is refused too."""
+        root = self.session.episodes_dir
+        if root is None:
+            raise TwinsimError("reset.out: this server records no episodes")
+        folder = root / out
+        if not folder.resolve().is_relative_to(root.resolve()):
+            raise TwinsimError(f"reset.out: {out!r} leads out of the episodes folder {root}")
+        return folder
 
     def _op_step(self, commands: Mapping | None = None) -> dict:
         """Lock-step: apply the commands and advance one period. Free-running: keep the
@@ -224,6 +240,15 @@ class Server:
             self._spaces = {r.name: ROBOTS.get(r.kind).command_space(r) for r in scene.robots}
             self._kinds = {r.name: r.kind for r in scene.robots}
         return self._spaces, self._kinds
+
+
+def _check_port(bind: str) -> None:
+    """A TCP address's port is `*` or 1-65535 (ZeroMQ would take 99999 as some other port)."""
+    if not bind.startswith("tcp://"):
+        return
+    port = bind.rpartition(":")[2]
+    if port != "*" and not (port.isdigit() and 1 <= int(port) <= 65535):
+        raise zmq.ZMQError(msg=f"the port must be * or 1-65535, got {port!r}")
 
 
 def merge(steps: list[Observations]) -> Observations:

@@ -34,6 +34,11 @@ runner = CliRunner()
         (["--duration", "0"], r"sim\.duration_s: Input should be greater than 0"),
         (["--duration", "-5"], r"sim\.duration_s: Input should be greater than 0"),
         (["--duration", "inf"], r"sim\.duration_s: Input should be a finite number"),
+        (["--duration", "1e12"], r"sim\.duration_s: Input should be less than or equal to 86400"),
+        (  # once hung listing every divisor of the rate in the message
+            ["--set", "sim.physics_hz=1000000000"],
+            r"sim\.physics_hz: Input should be less than or equal to 10000",
+        ),
         (
             ["--set", "scene.max_rooms=13"],
             r"scene\.max_rooms: Input should be less than or equal to 12",

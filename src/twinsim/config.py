@@ -38,9 +38,13 @@ _Config = ConfigModel
 
 
 class SimConfig(_Config):
-    physics_hz: int = Field(240, gt=0)
-    bootstrap_s: float = Field(1.0, ge=0.0, allow_inf_nan=False)
-    duration_s: float = Field(60.0, gt=0.0, allow_inf_nan=False)
+    """The physics rate and how long a run settles and records; bounded so a typo fails at
+    once instead of running for ever (10 kHz is past any robot's control loop; a day of
+    simulated time past any sequence)."""
+
+    physics_hz: int = Field(240, gt=0, le=10_000)
+    bootstrap_s: float = Field(1.0, ge=0.0, le=3_600.0, allow_inf_nan=False)
+    duration_s: float = Field(60.0, gt=0.0, le=86_400.0, allow_inf_nan=False)
 
 
 class PeopleConfig(_Config):

@@ -13,7 +13,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from twinsim.config_shorthands import (
@@ -30,6 +29,7 @@ from twinsim.plugins import keyed_config
 from twinsim.robots.registry import ROBOTS
 from twinsim.scene.generators import GENERATORS
 from twinsim.sequence.clock import expected_count
+from twinsim.textdata import TextDataError, excerpt, parse_yaml
 
 ROBOT_CONFIG = keyed_config(ROBOTS, "kind", "drone")
 __all__ = ["DEFAULT_ROBOT", "SENSOR_SECTIONS", "TwinsimConfig", "load_config", "validate_config"]
@@ -252,8 +252,8 @@ def _read_yaml(preset_or_path: str, seen: tuple[str, ...] = ()) -> dict[str, Any
             )
         text = resource.read_text()
     try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
+        data = parse_yaml(text) or {}
+    except TextDataError as exc:
         raise ConfigError(f"config {preset_or_path!r} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config {preset_or_path!r} must be a mapping at the top level")
@@ -276,10 +276,10 @@ def _apply_override(data: dict[str, Any], assignment: str) -> None:
         raise ConfigError(f"--set expects key.path=value, got {assignment!r}")
     parts = key.strip().split(".")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else raw
-    except yaml.YAMLError as exc:
-        reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise ConfigError(f"--set {key.strip()}: {raw!r} is not a YAML value ({reason})") from None
+        value = parse_yaml(raw) if raw.strip() else raw
+    except TextDataError as exc:
+        reason = f"{excerpt(raw)} is not a YAML value ({exc})"
+        raise ConfigError(f"--set {key.strip()}: {reason}") from None
     if len(parts) == 2 and KEYED_SECTIONS.get(parts[0], (None,))[0] == parts[1]:
         restarted = _restart_section(data, parts[0], parts[1], value, KEYED_SECTIONS[parts[0]][1])
         if restarted and parts[0] == "robot" and isinstance(data.get("sensors"), dict):

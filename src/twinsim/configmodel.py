@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from twinsim.textdata import TextDataError, parse_yaml
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -97,8 +98,8 @@ def load_yaml_model(path: Path, model: type[M], what: str, error: type[Exception
     """Read the YAML file `path` as a `model`: any problem is one `error` line naming the file
     and, for a bad field, the field (`what` says what a field is: "method field", …)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        data = parse_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, TextDataError) as exc:
         reason = " ".join(str(exc).split())
         raise error(f"{path}: cannot read the {what.split()[0]} YAML ({reason})") from None
     try:

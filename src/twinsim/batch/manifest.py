@@ -7,11 +7,15 @@ import json
 import time
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from twinsim import __version__
 from twinsim.atomic import write_text_atomic
 from twinsim.batch.jobs import done_record
 from twinsim.batch.plan import Job
+from twinsim.configmodel import format_validation_error
 from twinsim.errors import OutputFolderError
+from twinsim.textdata import parse_json
 
 MANIFEST = "dataset.json"
 FORMAT = "twinsim-dataset"
@@ -24,12 +28,43 @@ def read_manifest(dataset: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise OutputFolderError(f"{path}: cannot be read ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise OutputFolderError(f"{path}: is not a twinsim dataset manifest")
+    try:
+        _Manifest.model_validate(data)
+    except ValidationError as exc:
+        reason = format_validation_error(exc, what="manifest entry")
+        raise OutputFolderError(f"{path}: {reason}") from None
     return data
+
+
+class _Job(BaseModel):
+    """The fields of a job's entry that the driver and the card read."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    id: str
+    type: str
+    status: str
+    config_hash: str | None = None
+    attempts: int = 0
+    size_bytes: int = 0
+    stats: dict = {}
+    result: dict = {}
+
+
+class _Manifest(BaseModel):
+    """The shape of `dataset.json` that the driver and `info` rely on, checked on reading so
+    an edited file is one line naming the entry."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    jobs: dict[str, _Job]
+    stale: dict[str, dict]
+    plan: dict = {}
+    command: str = ""
+    executor: str = ""
 
 
 def write_manifest(dataset: Path, manifest: dict) -> None:

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from twinsim import __version__
 from twinsim.configmodel import format_validation_error
 from twinsim.errors import TwinsimError
+from twinsim.textdata import TextDataError, parse_yaml
 
 #: the job types in the order the graph runs them
 JOB_TYPES: tuple[str, ...] = ("run", "twin", "noise", "export", "bench")
@@ -149,13 +149,13 @@ def load_plan(path: str | Path) -> tuple[Plan, Path]:
     folder its relative paths are in."""
     path = plan_path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = parse_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         builtin = ", ".join(builtin_plans())
         raise PlanError(
             f"{path}: cannot be read ({exc.strerror or exc}); built-in plans: {builtin}"
         ) from None
-    except yaml.YAMLError as exc:
+    except (UnicodeDecodeError, TextDataError) as exc:
         raise PlanError(f"{path}: is not valid YAML ({exc})".replace("\n", " ")) from None
     if isinstance(data, dict) and isinstance(data.get("exports"), list):
         data["exports"] = {name: {"format": name} for name in data["exports"]}  # [tum, euroc]

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-import yaml
 
 from twinsim.commands.common import console, fail, progress_bar
 from twinsim.errors import ConfigError, TwinsimError
 from twinsim.replay.variations import Adversity, LightPreset, ReplayMode
+from twinsim.textdata import TextDataError, excerpt, parse_yaml
 
 
 def _sensor_fields(option: str, assignments: list[str]) -> dict[str, dict]:
@@ -30,10 +30,10 @@ def _sensor_fields(option: str, assignments: list[str]) -> dict[str, dict]:
                 f"for robot bravo's), got {item!r}"
             )
         try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
+            value = parse_yaml(raw)
+        except TextDataError:
             raise ConfigError(
-                f"{option} {item!r}: the value {raw!r} is not valid YAML (a number, a word, "
+                f"{option} {excerpt(item)}: the value is not valid YAML (a number, a word, "
                 "or a list such as [0, -20, 0])"
             ) from None
         sensors.setdefault(name, {})[field] = value

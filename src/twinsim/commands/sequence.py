@@ -45,7 +45,7 @@ def info(
     if as_json:
         console.print_json(json.dumps(summary))
         return
-    facts = Table(title=f"{path} ({summary['status']})", show_header=False)
+    facts = Table(title=f"{path} ({summary.get('status', 'no status')})", show_header=False)
     get = summary.get
     rooms = get("rooms") or []
     by_class = get("instances_by_class", {})
@@ -58,7 +58,7 @@ def info(
         ("rooms", ", ".join(r["type"] for r in rooms) or "-"),
         ("instances", f"{get('n_instances')} ({get('n_dynamic_instances')} dynamic)"),
         ("classes", ", ".join(f"{c} {n}" for c, n in by_class.items())),
-        ("people", _placed(get("people", {}))),
+        ("people", _placed(get("people"))),
         *_traffic_rows(get("traffic") or {}),
         ("flying objects", get("flying_objects", 0)),
         *_statistics_rows(get("statistics") or {}),
@@ -114,14 +114,15 @@ def _dataset_info(path: Path, as_json: bool) -> None:
     console.print(table)
 
 
-def _placed(counts: dict) -> str:
-    """A `{placed, requested}` count as the line `info` shows."""
-    return "{placed} placed of {requested} requested".format(**counts)
+def _placed(counts: dict | None) -> str:
+    """A `{placed, requested}` count as the line `info` shows ("-" where the metadata has none:
+    `summarize_sequence` checked its shape)."""
+    return "{placed} placed of {requested} requested".format(**counts) if counts else "-"
 
 
 def _traffic_rows(traffic: dict) -> list[tuple[str, str]]:
     """A town's walkers and vehicles as (label, text) rows, apart from the `people` section's."""
-    return [(name, _placed(traffic[name])) for name in ("walkers", "vehicles") if name in traffic]
+    return [(name, _placed(traffic[name])) for name in ("walkers", "vehicles") if traffic.get(name)]
 
 
 def _statistics_rows(stats: dict) -> list[tuple[str, str]]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from twinsim.configmodel import format_validation_error
 from twinsim.errors import TwinsimError
+from twinsim.textdata import TextDataError, excerpt, parse_yaml
 
 
 class NoiseError(TwinsimError):
@@ -280,7 +280,10 @@ def resolve_profile(name: str, overrides: Sequence[str] = ()) -> NoiseProfile:
         if field not in data[section]:
             allowed = ", ".join(data[section])
             raise NoiseError(f"--set {key}: unknown key {field!r}; allowed: {allowed}")
-        data[section][field] = yaml.safe_load(raw)
+        try:
+            data[section][field] = parse_yaml(raw)
+        except TextDataError as exc:
+            raise NoiseError(f"--set {key}: {excerpt(raw)} is not a YAML value ({exc})") from None
     try:
         return NoiseProfile.model_validate(data)
     except ValidationError as exc:

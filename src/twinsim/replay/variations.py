@@ -19,7 +19,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -32,6 +31,7 @@ from pydantic import (
 
 from twinsim.configmodel import format_validation_error
 from twinsim.errors import ConfigError
+from twinsim.textdata import TextDataError, parse_yaml
 
 
 class ReplayMode(StrEnum):
@@ -244,8 +244,8 @@ def load_variations(path: str | Path) -> Variations:
     if not path.is_file():
         raise ConfigError(f"variations file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
+        data = parse_yaml(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, TextDataError) as exc:
         raise ConfigError(f"variations file {str(path)!r} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"variations file {str(path)!r} must be a mapping at the top level")

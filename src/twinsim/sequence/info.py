@@ -5,12 +5,53 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from twinsim.configmodel import format_validation_error
 from twinsim.errors import SequenceError
-from twinsim.sequence.layout import INCOMPLETE, STATUS_COMPLETE
+from twinsim.sequence.layout import INCOMPLETE, METADATA, STATUS_COMPLETE
 from twinsim.sequence.reader import read_metadata
 
 #: Metadata entries summarised below rather than copied as they are.
 _SUMMARISED = ("streams", "instances", "classes")
+
+
+class _Shown(BaseModel):
+    """The shape of each metadata entry `info` shows (any may be absent: older sequences),
+    so a file with the wrong shape is one line naming the entry, not a traceback."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    class Counts(BaseModel):
+        model_config = ConfigDict(strict=True)
+        placed: int
+        requested: int
+
+    class Named(BaseModel):
+        model_config = ConfigDict(extra="allow", strict=True)
+        name: str = ""
+        kind: str = ""
+        type: str = ""
+
+    class Traffic(BaseModel):
+        model_config = ConfigDict(extra="allow", strict=True)
+        walkers: _Shown.Counts | None = None
+        vehicles: _Shown.Counts | None = None
+
+    status: str | None = None
+    seed: int | None = None
+    physics_hz: int | None = None
+    bootstrap_steps: int | None = None
+    recorded_steps: list[int] | None = None
+    twinsim_version: str | None = None
+    mujoco_version: str | None = None
+    rooms: list[Named] | None = None
+    robots: list[Named] | None = None
+    people: Counts | None = None
+    traffic: Traffic | None = None
+    flying_objects: int | None = None
+    statistics: dict | None = None
+    instances: list[dict] | None = None
 
 
 def summarize_sequence(path: str | Path) -> dict:
@@ -22,6 +63,12 @@ def summarize_sequence(path: str | Path) -> dict:
     if not path.is_dir():
         raise SequenceError(f"{path}: no such sequence folder")
     metadata = read_metadata(path)
+    try:
+        _Shown.model_validate(metadata)
+    except ValidationError as exc:
+        raise SequenceError(
+            f"{path / METADATA}: {format_validation_error(exc, what='metadata entry')}"
+        ) from None
     summary: dict = {
         "path": str(path),
         "complete": metadata.get("status") == STATUS_COMPLETE and not (path / INCOMPLETE).exists(),

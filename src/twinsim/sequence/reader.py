@@ -44,6 +44,7 @@ from twinsim.sequence.scans import (
     read_records,
 )
 from twinsim.sequence.tables import parse_table
+from twinsim.textdata import TextDataError, parse_json
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def read_metadata(path: Path) -> dict:
     """Parse `metadata.json` of a sequence folder, with `SequenceError` naming what is wrong."""
     file = Path(path) / METADATA
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = parse_json(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         if (Path(path) / INCOMPLETE).exists():
             raise SequenceError(
@@ -69,7 +70,7 @@ def read_metadata(path: Path) -> dict:
         raise SequenceError(f"{file}: missing (is {path} a sequence folder?)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SequenceError(f"{file}: cannot be read ({exc})") from None
-    except json.JSONDecodeError as exc:
+    except TextDataError as exc:
         raise SequenceError(f"{file}: not valid JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("streams"), dict):
         raise SequenceError(f"{file}: expected a JSON object with a 'streams' mapping")

@@ -43,3 +43,15 @@ def test_probe_reports_a_real_failure():
     # a backend name MuJoCo rejects fails in the subprocess, and the reason comes back
     error = backend._probe("no-such-backend")
     assert error is not None and "MUJOCO_GL" in error
+
+
+def test_a_users_backend_without_its_library_is_named_in_one_line(monkeypatch):
+    """`MUJOCO_GL=osmesa` where libOSMesa is missing: one line naming it and its package,
+    not PyOpenGL's AttributeError at import."""
+    monkeypatch.setenv("MUJOCO_GL", "osmesa")
+    monkeypatch.delenv("PYOPENGL_PLATFORM", raising=False)  # restored after the test
+    monkeypatch.setattr(backend.ctypes.util, "find_library", lambda name: None)
+    with pytest.raises(RenderBackendError, match=r"MUJOCO_GL=osmesa: libOSMesa is not installed"):
+        backend.configure_backend()
+    monkeypatch.setattr(backend.ctypes.util, "find_library", lambda name: f"lib{name}.so")
+    assert backend.configure_backend() == "osmesa"

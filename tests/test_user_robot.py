@@ -300,6 +300,27 @@ def test_an_auto_base_that_welds_the_body_frame_is_refused(tmp_path):
         assert build_scene(_config("mjcf", wheelbot, setting)).robot.base == base
 
 
+def test_a_package_mesh_an_encoding_and_a_size_are_handled(tmp_path, monkeypatch):
+    """`package://pkg/...` in an MJCF file resolves (MuJoCo's parser folds it to
+    `package:/`); a file that is not UTF-8, or larger than the cap, is refused in one line."""
+    import twinsim.engine.user_model as user_model
+    from twinsim.assemble import build_scene
+
+    (tmp_path / "rover" / "meshes").mkdir(parents=True)
+    (tmp_path / "rover" / "meshes" / "tet.obj").write_text(TETRAHEDRON_OBJ)
+    packaged = PAN_TILT_MJCF.replace('meshdir="meshes"', "").replace(
+        'file="tet.obj"', 'file="package://rover/meshes/tet.obj"'
+    )
+    path = _write(tmp_path / "rover", "rover.xml", packaged)
+    robot = build_scene(_config("mjcf", path)).robot
+    assert [a.path for a in robot.file.assets] == ["package:/rover/meshes/tet.obj"]
+    latin = tmp_path / "latin.xml"
+    latin.write_bytes(PAN_TILT_MJCF.replace("pan_tilt_rover", "r\xf6ver").encode("latin-1"))
+    assert "not UTF-8 text" in _error(_config("mjcf", latin))
+    monkeypatch.setattr(user_model, "MAX_FILE_BYTES", 100)
+    assert "bytes, over the 100 a robot file" in _error(_config("mjcf", path))
+
+
 def test_the_cli_fails_in_one_line_on_a_bad_file(tmp_path):
     path = _write(tmp_path, "broken.xml", PAN_TILT_MJCF.replace("</worldbody>", ""))
     out = tmp_path / "seq"

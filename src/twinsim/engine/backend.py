@@ -7,6 +7,7 @@ A user's explicit `MUJOCO_GL` is respected.
 
 from __future__ import annotations
 
+import ctypes.util
 import os
 import subprocess
 import sys
@@ -30,6 +31,21 @@ _INSTALL_HINTS = {
 }
 
 
+#: the library each headless backend loads, as `ctypes.util.find_library` names it
+_LIBRARIES = {"egl": "EGL", "osmesa": "OSMesa"}
+
+
+def _check_library(backend: str) -> None:
+    """A user's `MUJOCO_GL` backend whose library is not installed fails here in one line
+    (PyOpenGL would otherwise end in an AttributeError deep in its import)."""
+    library = _LIBRARIES.get(backend)
+    if library is not None and ctypes.util.find_library(library) is None:
+        raise RenderBackendError(
+            f"MUJOCO_GL={backend}: lib{library} is not installed; needs {_INSTALL_HINTS[backend]}"
+            ", or unset MUJOCO_GL to let twinsim pick a backend that works"
+        )
+
+
 def _probe(backend: str) -> str | None:
     """Return None when `backend` can create a context, else the last line of its error."""
     env = dict(os.environ, MUJOCO_GL=backend, PYOPENGL_PLATFORM=backend)
@@ -50,6 +66,7 @@ def configure_backend(preference: str = "auto") -> str:
     """
     chosen = os.environ.get("MUJOCO_GL", "").lower()
     if chosen and preference == "auto":
+        _check_library(chosen)
         os.environ.setdefault("PYOPENGL_PLATFORM", chosen if chosen != "glfw" else "")
         return chosen
     if "mujoco" in sys.modules and chosen:

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     import mujoco
 
 #: the spec element lists whose `file` MuJoCo reads, and the compiler folder each is under
+#: the largest robot file, or file it references, that is read and embedded in scene.json
+MAX_FILE_BYTES = 64 * 2**20
 _ASSET_LISTS = (("meshes", "meshdir"), ("hfields", "meshdir"), ("skins", "meshdir"))
 _TEXTURES = ("textures", "texturedir")
 
@@ -103,14 +105,18 @@ def read_model_file(path: str | Path, fmt: str) -> ModelFileSpec:
     file = Path(path).expanduser().resolve()
     if not file.is_file():
         raise UserModelError(f"robot file not found: {path}")
-    raw = file.read_bytes()
-    text = raw.decode("utf-8")
+    raw = _read_capped(file, str(file))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        reason = f"not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        raise UserModelError(f"{file}: {reason}") from None
     if fmt == "mjcf" and "<include" in text:
         raise UserModelError(f"{file}: <include> is not supported; merge the files into one")
     spec = _parse(text, str(file))
     assets: list[ModelAssetSpec] = []
     for _, ref in _file_refs(spec):
-        data = _resolve_ref(file.parent, ref, str(file)).read_bytes()
+        data = _read_capped(_resolve_ref(file.parent, ref, str(file)), str(file))
         assets.append(
             ModelAssetSpec(
                 path=ref,
@@ -125,6 +131,18 @@ def read_model_file(path: str | Path, fmt: str) -> ModelFileSpec:
         text=text,
         assets=tuple({a.path: a for a in assets}.values()),
     )
+
+
+def _read_capped(file: Path, source: str) -> bytes:
+    """A robot file or one it references, refused past `MAX_FILE_BYTES` (each is embedded in
+    scene.json, and a multi-GB file would be read whole into memory)."""
+    size = file.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise UserModelError(
+            f"{source}: {file.name} has {size:,} bytes, over the {MAX_FILE_BYTES:,} a robot "
+            "file or a file it references may have (decimate the mesh)"
+        )
+    return file.read_bytes()
 
 
 def _parse(text: str, source: str) -> mujoco.MjSpec:
@@ -149,8 +167,8 @@ def _resolve_ref(folder: Path, ref: str, source: str) -> Path:
     """The file a reference names: absolute, relative to the model's folder, or a ROS
     `package://<pkg>/<rest>` (the model's folder and its parents are tried for `<rest>`)."""
     candidates: list[Path]
-    if ref.startswith("package://"):
-        rest = PurePosixPath(ref[len("package://") :])
+    if ref.startswith("package:/"):  # MuJoCo's parser folds `package://` to `package:/`
+        rest = PurePosixPath(ref[len("package:") :].lstrip("/"))
         inner = Path(*rest.parts[1:]) if len(rest.parts) > 1 else Path(rest)
         candidates = [d / inner for d in (folder, *folder.parents)]
     else:

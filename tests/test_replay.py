@@ -159,7 +159,7 @@ def test_bad_variations_and_outputs_are_refused(dynamic_sequence, tmp_path):
     assert not out.exists()
     with pytest.raises(OutputFolderError, match="not empty"):
         replay(dynamic_sequence, dynamic_sequence)
-    with pytest.raises(OutputFolderError, match="inside the source"):
+    with pytest.raises(OutputFolderError, match="inside the sequence"):
         replay(dynamic_sequence, dynamic_sequence / "twin")
     assert not (dynamic_sequence / "twin").exists()
 

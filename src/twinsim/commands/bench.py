@@ -40,8 +40,10 @@ def bench_command(
     run again; a sequence whose content differs from the one benchmarked under its name is refused.
     """
     from twinsim.eval.harness import bench
+    from twinsim.sequence import check_output_outside_sequences
 
     try:
+        check_output_outside_sequences(out)  # before the progress bar shows
         with trials_bar("bench", "trials") as report:
             result = bench(
                 _split(methods),

@@ -11,6 +11,7 @@ import typer
 from twinsim.atomic import atomic_file, write_text_atomic
 from twinsim.commands.common import console, fail
 from twinsim.errors import OutputFolderError, TwinsimError
+from twinsim.sequence.writer import check_output_outside_sequences
 
 
 def _xy(text: str, option: str) -> tuple[float, float]:
@@ -46,6 +47,8 @@ def dsg(
 
     try:
         check_graph_path(out)
+        if plot is not None:
+            check_output_outside_sequences(plot)
         graph = sequence_graph(seq, agent_rate_hz=rate, place_spacing_m=spacing, mesh=mesh)
         save_graph(graph, out, mesh)
         if plot is not None:
@@ -132,6 +135,8 @@ def dsg_plan(
 
     try:
         a, b = _xy(start, "--start"), _xy(goal, "--goal")
+        if plot is not None:
+            check_output_outside_sequences(plot)
         scene = open_sequence(seq).scene
         if scene.roads is not None:
             raise DsgError(
@@ -179,6 +184,7 @@ def dsg_reconstruct(
     from twinsim.sequence import open_sequence
 
     try:
+        check_output_outside_sequences(out)
         if out.exists():
             raise OutputFolderError(f"{out}: exists; refusing to overwrite it")
         if graph_out is not None:

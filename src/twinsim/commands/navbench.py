@@ -46,6 +46,7 @@ def navbench_command(
     run again.
     """
     from twinsim.navigation.bench import NavBenchSpec, navbench, parse_list, with_policies
+    from twinsim.sequence import check_output_outside_sequences
 
     spec = NavBenchSpec(
         methods=parse_list(methods),
@@ -61,6 +62,7 @@ def navbench_command(
     )
     try:
         spec = with_policies(spec)  # every policy YAML checked before the first trial
+        check_output_outside_sequences(out)  # before the progress bar shows
         with trials_bar("navbench", "episodes") as report:
             files = navbench(spec, out, workers=workers, progress=report, ray=ray)
     except TwinsimError as exc:

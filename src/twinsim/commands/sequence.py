@@ -168,10 +168,11 @@ def preview(
     """Write one frame as a contact sheet: RGB, depth, instances, boxes."""
     import cv2
 
-    from twinsim.sequence import open_sequence
+    from twinsim.sequence import check_output_outside_sequences, open_sequence
     from twinsim.sequence.preview import preview_frame
 
     try:
+        check_output_outside_sequences(out)
         seq = open_sequence(path)
         cameras = [n for n in seq.streams if seq.stream_info(n).get("type") == "camera"]
         if camera is None and not cameras:

@@ -15,6 +15,7 @@ import typer
 from twinsim.commands.common import console, fail
 from twinsim.errors import TwinsimError
 from twinsim.export import export_sequence
+from twinsim.sequence import check_output_outside_sequences
 
 
 def has_display() -> bool:
@@ -39,8 +40,7 @@ def view(
     try:
         if target.exists():
             raise TwinsimError(f"{target}: exists; remove it or choose another --out")
-        if path.resolve() in target.resolve().parents:
-            raise TwinsimError(f"--out {target}: is inside the sequence; choose a file outside it")
+        check_output_outside_sequences(target)
         with tempfile.TemporaryDirectory() as tmp:
             rrd = export_sequence(path, "rerun", Path(tmp) / "rrd")
             target.parent.mkdir(parents=True, exist_ok=True)

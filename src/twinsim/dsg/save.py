@@ -9,6 +9,7 @@ import spark_dsg as dsg
 
 from twinsim.atomic import atomic_file
 from twinsim.errors import OutputFolderError
+from twinsim.sequence.writer import check_output_outside_sequences
 
 #: the suffixes spark-dsg writes by (without one it writes `<path>.sparkdsg`, another name)
 GRAPH_SUFFIXES = (".json", ".sparkdsg", ".bson")
@@ -17,6 +18,7 @@ GRAPH_SUFFIXES = (".json", ".sparkdsg", ".bson")
 def check_graph_path(path: Path) -> None:
     """Refuse, before any work, a graph file that exists or whose suffix spark-dsg cannot
     write."""
+    check_output_outside_sequences(path)
     if path.suffix not in GRAPH_SUFFIXES:
         raise OutputFolderError(f"{path}: a scene graph file ends in {', '.join(GRAPH_SUFFIXES)}")
     if path.exists():

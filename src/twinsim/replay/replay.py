@@ -30,7 +30,6 @@ import numpy as np
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
 from twinsim.engine.look import Look
-from twinsim.errors import OutputFolderError
 from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.render.cycles.settings import CyclesSettings
 from twinsim.replay.actors import remove_actors
@@ -213,10 +212,8 @@ def replay(
     """
     out, mode = Path(out), ReplayMode(mode)
     settings = renderer_settings(renderer, cycles)
-    check_output_folder(out)
+    check_output_folder(out)  # outside every sequence, the source too
     src = load_source(source)
-    if out.absolute().resolve().is_relative_to(src.path.absolute().resolve()):
-        raise OutputFolderError(f"{out}: inside the source sequence {src.path}; choose another")
     plan = plan_twin(src, variations or Variations())
     cfg, scene = plan.config, plan.scene
     configure_backend(cfg.render.backend)

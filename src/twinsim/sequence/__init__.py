@@ -17,7 +17,11 @@ from twinsim.sequence.reader import (
 )
 from twinsim.sequence.scans import EventData, LidarScan
 from twinsim.sequence.validate import ValidationReport, validate_sequence
-from twinsim.sequence.writer import SequenceWriter, check_output_folder
+from twinsim.sequence.writer import (
+    SequenceWriter,
+    check_output_folder,
+    check_output_outside_sequences,
+)
 
 __all__ = [
     "CameraFrame",
@@ -31,6 +35,7 @@ __all__ = [
     "SequenceWriter",
     "ValidationReport",
     "check_output_folder",
+    "check_output_outside_sequences",
     "expected_count",
     "open_sequence",
     "pose_to_row",

@@ -49,3 +49,14 @@ def check_stream_name(name: str) -> None:
         raise ValueError(f"stream name {name!r} must be a plain folder name (letters, digits, _-.)")
     if name in RESERVED_NAMES:
         raise ValueError(f"stream name {name!r} is reserved for a sequence file")
+
+
+def sequence_containing(path: str | Path) -> Path | None:
+    """The sequence folder (one holding `metadata.json` or the `INCOMPLETE` marker) that
+    `path` would be written inside, following links as the write would; None when none."""
+    resolved = Path(path).absolute().resolve()
+    for folder in resolved.parents:
+        if (folder / METADATA).is_file() or (folder / INCOMPLETE).is_file():
+            return folder
+    return None
+

@@ -38,6 +38,7 @@ from twinsim.sequence.layout import (
     STATUS_COMPLETE,
     STATUS_INCOMPLETE,
     check_stream_name,
+    sequence_containing,
 )
 from twinsim.sequence.scans import LidarScan
 from twinsim.sequence.stream_writers import (
@@ -271,12 +272,22 @@ class SequenceWriter:
         self._close_files()
 
 
+def check_output_outside_sequences(path: Path) -> None:
+    """Raise `OutputFolderError` when writing `path` would land inside a sequence folder (a
+    source is never modified, and a sequence holds only what its own writer put there)."""
+    inside = sequence_containing(path)
+    if inside is not None:
+        raise OutputFolderError(f"{path}: is inside the sequence {inside}; choose a path outside")
+
+
 def check_output_folder(path: Path) -> None:
-    """Raise `OutputFolderError` unless `path` is an empty writable folder or can be created."""
+    """Raise `OutputFolderError` unless `path` is an empty writable folder or can be created,
+    outside every sequence folder."""
     path = Path(path)
     too_long = next((part for part in path.parts if len(part.encode()) > 255), None)
     if too_long is not None:
         raise OutputFolderError(f"{path}: the name {too_long[:20]}… is over 255 bytes")
+    check_output_outside_sequences(path)
     if path.exists() or path.is_symlink():
         if not path.is_dir():
             raise OutputFolderError(f"{path}: exists and is not a directory")

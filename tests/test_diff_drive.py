@@ -191,7 +191,9 @@ def test_its_contacts_carry_its_weight_through_wheels_and_caster(dd_sequence):
     assert np.mean(np.abs(total / weight - 1.0) < 0.3) > 0.95
     steps_touching = [len(np.unique(rec["t_ns"][rec["part"] == p])) / len(t) for p in range(3)]
     assert min(steps_touching[1:]) > 0.9 and steps_touching[0] > 0.6, steps_touching
-    assert np.all(rec["nz"] > 0.95) and np.mean(rec["nz"] > 0.99) > 0.99  # pushed up
+    # pushed up: a tyre rolling off a 1 cm rug's edge meets it up to acos(25/35) = 44 degrees
+    # from the vertical (measured nz 0.91 once in the run), on the flat straight up
+    assert np.all(rec["nz"] > 0.7) and np.mean(rec["nz"] > 0.99) > 0.99
     assert np.all(rec["z"] < 0.011)  # on the floor or a 1 cm rug
     assert np.all(rec["other_part"] == 0xFFFF)
     classes = seq.metadata["classes"]

@@ -139,16 +139,16 @@ def _add_lights(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
 def add_link(
     spec: mujoco.MjSpec, parent: mujoco.MjsBody, link: LinkSpec, hinge_unit: str = "rad"
 ) -> mujoco.MjsBody:
-    """A robot link: a body with explicit inertia, its joints and its (massless) geoms; hinge
-    ranges in `hinge_unit` (`SceneSpec.hinge_range_unit`: "rad" is converted to the degrees
-    the world's compiler reads)."""
+    """A robot link: a body with explicit inertia about its centre of mass (always set: MuJoCo
+    would put an unset one at the body's position in its parent), its joints and its
+    (massless) geoms; hinge ranges in `hinge_unit` (`SceneSpec.hinge_range_unit`: "rad" is
+    converted to the degrees the world's compiler reads)."""
     body = parent.add_body()
     body.name = link.name
     body.pos, body.quat = link.pos, link.quat
     body.mass = link.mass_kg
     body.inertia = link.inertia
-    if link.com is not None:
-        body.ipos = link.com
+    body.ipos = link.centre_of_mass
     body.explicitinertial = True
     for j in link.joints:
         joint = body.add_joint()
@@ -173,6 +173,8 @@ def add_link(
             geom.friction = g.friction
         if g.solref is not None:
             geom.solref = g.solref
+        if g.solimp is not None:
+            geom.solimp = g.solimp
         if g.priority:
             geom.priority = g.priority
     return body

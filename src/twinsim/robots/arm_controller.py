@@ -73,7 +73,7 @@ class ArmDynamics:
                     _pose(link.pos, link.quat),
                     None if joint is None else np.asarray(joint.axis, float),
                     link.mass_kg,
-                    np.zeros(3) if link.com is None else np.asarray(link.com, float),
+                    np.asarray(link.centre_of_mass, float),
                     np.diag(link.inertia),
                 )
             )

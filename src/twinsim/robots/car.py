@@ -26,6 +26,9 @@ BODY_Z_M = 0.35  # the body frame's height: the axles'
 WHEEL_RADIUS_M = 0.35
 WHEEL_LIFT_M = 0.02  # the drawn wheels clear the road: the bicycle model carries the car
 CLEARANCE_M = 0.18  # the underbody above the road
+#: the centre of mass: midway between the axles, as the bicycle model has it (equal axle
+#: loads), 0.55 m above the road, a saloon's centre-of-gravity height
+COM = (0.0, 0.0, 0.55 - BODY_Z_M)
 #: CARLA-Loc's stereo rig sits on the roof above the windscreen
 CAMERA_POS = (0.6, 0.0, 1.55 - BODY_Z_M)
 LIDAR_POS = (0.0, 0.0, 1.9 - BODY_Z_M)
@@ -177,7 +180,9 @@ def car_geoms(spec: CarSpec) -> tuple[LinkGeomSpec, ...]:
 
 
 def car_body(spec: CarSpec) -> BodySpec:
-    """One link on the x, y, yaw joints at the axle height, a motor on each joint (the forces
-    of the bicycle model)."""
+    """One link on the x, y, yaw joints at the axle height, its centre of mass where the
+    bicycle model has it (`COM`), a motor on each joint (the forces of the bicycle model)."""
     geoms = car_geoms(spec)
-    return planar_body(ROOT_LINK, spec.mass_kg, spec.inertia, BODY_Z_M, geoms, 1e-3, "force")
+    return planar_body(
+        ROOT_LINK, spec.mass_kg, spec.inertia, BODY_Z_M, geoms, 1e-3, "force", com=COM
+    )

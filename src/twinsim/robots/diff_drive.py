@@ -48,6 +48,11 @@ WHEEL_MASS_KG = 0.15
 #: the tyre's contact time constant and damping ratio, half MuJoCo's default (0.02 s): MuJoCo's
 #: soft friction lets a wheel creep about 1.5 % at cruise with the default, well under 1 % here
 TYRE_SOLREF = (0.01, 1.0)
+#: the caster's contact impedance rises from 0 at first touch to 0.95 at 1 mm: with MuJoCo's
+#: default (0.9 at once) its force jumped as it switched on, and at 240 Hz the chassis rocked
+#: on the lightly loaded caster as its contact came and went (pitch rate 0.05 rad/s RMS at
+#: ~48 Hz while driving, far above a real IMU's noise); the tyres never leave the floor
+CASTER_SOLIMP = (0.0, 0.95, 0.001, 0.5, 2.0)
 MOTOR_ARMATURE = 0.002  # kg·m²: a small motor's rotor inertia through its gearbox
 
 
@@ -112,8 +117,8 @@ _Y_AXIS_QUAT = (math.cos(math.pi / 4), -math.sin(math.pi / 4), 0.0, 0.0)  # cyli
 
 
 def _chassis_geoms(spec: DiffDriveSpec) -> tuple[LinkGeomSpec, ...]:
-    """Chassis cylinder, the caster (its low friction taking precedence over the floor's),
-    mast and camera head, relative to the axle's midpoint."""
+    """Chassis cylinder, the caster (its low friction and gentle contact onset taking
+    precedence over the floor's), mast and camera head, relative to the axle's midpoint."""
     r = spec.wheel_radius_m
     bottom, top = CHASSIS_Z_M
     cam = camera_pos(r)
@@ -123,6 +128,7 @@ def _chassis_geoms(spec: DiffDriveSpec) -> tuple[LinkGeomSpec, ...]:
         size=(CASTER_RADIUS_M,),
         pos=(CASTER_X_M, 0.0, CASTER_RADIUS_M - r),
         friction=(spec.caster_friction, 0.005, 0.0001),
+        solimp=CASTER_SOLIMP,
         priority=1,
     )
     mast_top = CAMERA_HEIGHT_M - 0.02

@@ -135,10 +135,18 @@ def omni_body(spec: OmniSpec) -> BodySpec:
 
 
 def planar_body(
-    root: str, mass_kg: float, inertia, z_m: float, geoms, armature: float, actuator: str
+    root: str,
+    mass_kg: float,
+    inertia,
+    z_m: float,
+    geoms,
+    armature: float,
+    actuator: str,
+    com: tuple[float, float, float] | None = None,
 ) -> BodySpec:
     """One link `root` on the planar x, y, yaw joints at height `z_m` with an actuator
-    `<actuator>_<joint>` on each joint (the omni base's and the car's body)."""
+    `<actuator>_<joint>` on each joint (the omni base's and the car's body); its centre of
+    mass at `com` (None: its geoms' centroid)."""
     joints = tuple(
         JointSpec(
             name=name, type="hinge" if name == "yaw" else "slide", axis=axis, armature=armature
@@ -150,6 +158,7 @@ def planar_body(
         pos=(0.0, 0.0, z_m),
         mass_kg=mass_kg,
         inertia=inertia,
+        com=com,
         joints=joints,
         geoms=tuple(geoms),
     )

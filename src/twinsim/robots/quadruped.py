@@ -18,10 +18,11 @@ principal moments (we align the moments with the link frames), joint ranges (abd
 hips, 35.55 N·m knee, Unitree's published motor figures). Our choices: the collision shapes (a
 0.38 × 0.18 × 0.11 m trunk box, narrower than Go1's 0.19 m shell so the thighs clear it, a
 face block reaching 0.265 m ahead, capsule legs, 2 cm spherical feet of friction 0.9 that take
-precedence over the floor's), the reflected rotor inertia (armature 0.01 kg·m² on every joint,
-as Menagerie's model), the 0.28 m standing height of the trunk (Menagerie's home pose: 0.27 m),
-the camera 0.28 m ahead of the centre at hip height (Go1's face stereo camera), the trot (0.36
-s period, duty 0.55, 7 cm swing height) and the walking limits (0.4 m/s, 30 deg/s, 0.5 m/s²),
+precedence over the floor's, on a stiff contact: `FOOT_SOLREF`, `FOOT_SOLIMP`), the reflected
+rotor inertia (armature 0.01 kg·m² on every joint, as Menagerie's model), the 0.28 m standing
+height of the trunk (Menagerie's home pose: 0.27 m), the camera 0.28 m ahead of the centre at
+hip height (Go1's face stereo camera), the trot (0.36 s period, duty 0.55, 7 cm swing height,
+landing at walking pace) and the walking limits (0.4 m/s, 30 deg/s, 0.5 m/s²),
 far inside Go1's 3.5 m/s (datasheet), which the controller tracks robustly indoors.
 """
 
@@ -64,6 +65,11 @@ ARMATURE = 0.01  # kg·m²: each motor's rotor inertia reflected through its gea
 JOINT_RANGES = ((-0.863, 0.863), (-0.686, 4.501), (-2.818, -0.888))
 TORQUE_LIMITS = np.array([23.7, 23.7, 35.55])
 ROOT_LINK = "quad_trunk"
+#: the feet's contact with the floor: a time constant twice the 240 Hz physics step (the
+#: stiffest MuJoCo keeps stable), critically damped, and an impedance of 0.95-0.99 (MuJoCo's
+#: 0.9-0.95 let a foot sink 2-3 mm under its share of the weight): 0.3 mm in stance
+FOOT_SOLREF = (1.0 / 120.0, 1.0)
+FOOT_SOLIMP = (0.95, 0.99, 0.001, 0.5, 2.0)
 
 FOOTPRINT_RADIUS_M = 0.30  # encloses the trunk, the face and the feet at full stride
 UNDERSIDE_M = 0.05  # it steps over anything lower (rugs: 1 cm)
@@ -193,6 +199,8 @@ def _leg_links(spec: QuadrupedSpec, leg: int) -> tuple[LinkSpec, ...]:
         pos=(0.0, 0.0, -CALF_M),
         rgba=(0.05, 0.05, 0.05, 1.0),
         friction=(spec.foot_friction, 0.005, 0.0001),
+        solref=FOOT_SOLREF,
+        solimp=FOOT_SOLIMP,
         priority=1,
     )
     calf = LinkSpec(

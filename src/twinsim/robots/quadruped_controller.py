@@ -66,7 +66,7 @@ FRICTION = 0.6  # the friction cone the stance forces keep inside (below the fee
 MIN_FZ = 2.0  # N: each stance foot presses at least this
 RAIBERT_GAIN = 0.15  # s: foothold shift per m/s of velocity error
 MAX_STEP_M = 0.12  # the foothold's furthest reach from the hip's touchdown point
-TOUCHDOWN_DEPTH_M = 0.005  # a swing ends this far below the floor, so it lands
+TOUCHDOWN_DEPTH_M = 0.002  # a swing ends this far below the floor, so it lands
 KP_SWING, KD_SWING = np.array([80.0, 80.0, 80.0]), np.array([2.0, 2.0, 2.0])
 #: the split's weights: the trunk's rotation counts more than its translation
 _WRENCH_WEIGHT = np.array([1.0, 1.0, 1.0, 20.0, 20.0, 20.0])

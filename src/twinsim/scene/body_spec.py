@@ -7,6 +7,7 @@ spec when the engine builds it; only a user's model file and joints (`ModelFileS
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field
@@ -37,10 +38,12 @@ class LinkGeomSpec(FrozenSpec):
     """A robot part's collision shape, in its link's frame: coloured, hidden from on-board
     cameras (MuJoCo geom group `group`), massless when the link states its inertia.
 
-    `friction` (sliding, torsional, rolling, as MuJoCo has it) and `solref` (the contact's
-    time constant and damping ratio: a tyre's stiffness) replace MuJoCo's defaults where
-    given; a contact takes them from the geom of higher `priority` (a wheel's grip or a
-    caster's slip, whatever the floor's); None and 0 leave MuJoCo's defaults.
+    `friction` (sliding, torsional, rolling, as MuJoCo has it), `solref` (the contact's
+    time constant and damping ratio: a tyre's stiffness) and `solimp` (MuJoCo's impedance
+    d_min, d_max, width, midpoint, power: how the contact's hold grows with penetration)
+    replace MuJoCo's defaults where given; a contact takes them from the geom of higher
+    `priority` (a wheel's grip or a caster's slip, whatever the floor's); None and 0 leave
+    MuJoCo's defaults.
     """
 
     name: str
@@ -53,13 +56,27 @@ class LinkGeomSpec(FrozenSpec):
     mass_kg: float = 0.0
     friction: Vec3 | None = None
     solref: Vec2 | None = None
+    solimp: tuple[float, float, float, float, float] | None = None
     priority: int = 0
+
+    @property
+    def volume(self) -> float:
+        """The shape's volume (m³), which weights it in its link's centroid."""
+        size = self.size
+        if self.type == "box":
+            return 8.0 * size[0] * size[1] * size[2]
+        if self.type == "sphere":
+            return 4.0 / 3.0 * math.pi * size[0] ** 3
+        if self.type == "ellipsoid":
+            return 4.0 / 3.0 * math.pi * size[0] * size[1] * size[2]
+        barrel = 2.0 * math.pi * size[0] ** 2 * size[1]  # cylinder or capsule: r, half length
+        return barrel + (4.0 / 3.0 * math.pi * size[0] ** 3 if self.type == "capsule" else 0.0)
 
 
 class LinkSpec(FrozenSpec):
     """A rigid link of a robot: placed on its parent (the world for the root), with joints;
-    its centre of mass at `com` in its frame (None: at its origin), its principal moments of
-    inertia `inertia` about it."""
+    its centre of mass at `com` in its frame (None: where its geometry is, the volume-weighted
+    centroid of its geoms), its principal moments of inertia `inertia` about it."""
 
     name: str
     parent: str | None = None
@@ -70,6 +87,21 @@ class LinkSpec(FrozenSpec):
     com: Vec3 | None = None
     joints: tuple[JointSpec, ...] = ()
     geoms: tuple[LinkGeomSpec, ...] = ()
+
+    @property
+    def centre_of_mass(self) -> Vec3:
+        """`com` where given, else the volume-weighted centroid of the geoms (the origin for a
+        link without any), in the link's frame: the mass sits where the link's material is."""
+        if self.com is not None:
+            return self.com
+        volumes = [g.volume for g in self.geoms]
+        total = sum(volumes)
+        if total <= 0.0:
+            return (0.0, 0.0, 0.0)
+        return tuple(
+            sum(v * g.pos[i] for v, g in zip(volumes, self.geoms, strict=True)) / total
+            for i in range(3)
+        )
 
 
 class ActuatorSpec(FrozenSpec):

@@ -1,11 +1,16 @@
 """No command writes inside a sequence folder: a source is never modified and a sequence holds
 only what its own writer put there. Each command that writes a file or a folder refuses a
 path inside a sequence (its source or any other, through a link too) in one line, exit code
-2, before any work, and leaves the sequence byte for byte as it was."""
+2, before any work, and leaves the sequence byte for byte as it was; a sequence holding a
+link or a FIFO is refused by every reader before it reads anything."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -13,6 +18,9 @@ from typer.testing import CliRunner
 from conftest import digest_folder
 from twinsim.cli import app
 from twinsim.sequence import validate_sequence
+
+TWINSIM = str(Path(sys.executable).with_name("twinsim"))
+WIDE = {**os.environ, "COLUMNS": "300"}  # problem lines unwrapped
 
 
 @pytest.fixture
@@ -64,3 +72,26 @@ def test_every_writing_command_refuses_a_path_inside_a_sequence(sequence):
         assert "inside the" in text and "sequence" in text, f"{name}: {text}"
     assert digest_folder(sequence) == before
     assert validate_sequence(sequence).ok
+
+
+def test_links_and_fifos_inside_a_sequence_are_refused_without_reading_them(sequence, tmp_path):
+    """A FIFO in place of a frame would block every reader; a link may lead out of the folder.
+    `validate` names either at once, and every reader (export here) refuses the folder."""
+    frame = next(iter(sorted((sequence / "cam0" / "rgb").iterdir())))
+    frame.unlink()
+    os.mkfifo(frame)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (sequence / "cam0" / "elsewhere").symlink_to(outside)
+    for args, code in [
+        (["validate", str(sequence)], 1),
+        (["export", str(sequence), "--format", "tum", "--out", str(tmp_path / "tum")], 2),
+    ]:
+        result = subprocess.run(
+            [TWINSIM, *args], capture_output=True, text=True, timeout=60, env=WIDE
+        )
+        text = " ".join((result.stdout + result.stderr).split())
+        assert result.returncode == code, text
+        assert "elsewhere: a symbolic link" in text  # a reader names the first, validate all
+        assert code == 2 or "not a regular file (a FIFO" in text
+    assert list(outside.iterdir()) == [] and not (tmp_path / "tum").exists()

@@ -10,6 +10,8 @@ The checks themselves live in `twinsim.sequence.stream_checks`.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +54,9 @@ def validate_sequence(path: str | Path, *, decode: bool = True) -> ValidationRep
     checked = {"streams": 0, "rows": 0, "frames": 0, "files": 0}
     if not path.is_dir():
         return ValidationReport(False, [f"{path}: no such sequence folder"], checked)
+    special = special_entries(path)
+    if special:  # nothing is read: a FIFO would block, a link lead out of the folder
+        return ValidationReport(False, special, checked)
     if (path / INCOMPLETE).exists():
         problems.append(
             f"{INCOMPLETE} marker present: the run was interrupted or is still being written, "
@@ -83,6 +88,25 @@ def validate_sequence(path: str | Path, *, decode: bool = True) -> ValidationRep
     if "checksums" in metadata or (path / CHECKSUMS).exists():  # older sequences have none
         problems += checksum_problems(path)
     return ValidationReport(not problems, problems, checked)
+
+
+def special_entries(root: Path) -> list[str]:
+    """Every entry below `root` that is not a regular file or a folder (a link, a FIFO, a
+    socket, a device), one problem line each: a sequence holds only what its writer wrote."""
+    problems = []
+    for folder, dirs, files in os.walk(root):
+        for name in sorted(dirs + files):
+            entry = Path(folder) / name
+            mode = entry.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                what = "a symbolic link"
+            elif stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                continue
+            else:
+                what = "not a regular file (a FIFO, socket or device)"
+            name = entry.relative_to(root).as_posix()
+            problems.append(f"{name}: {what}; a sequence holds only regular files and folders")
+    return problems  # os.walk does not descend through links
 
 
 def _check_stream(check: StreamCheck) -> None:

@@ -35,6 +35,10 @@ runner = CliRunner()
         (["--duration", "-5"], r"sim\.duration_s: Input should be greater than 0"),
         (["--duration", "inf"], r"sim\.duration_s: Input should be a finite number"),
         (["--duration", "1e12"], r"sim\.duration_s: Input should be less than or equal to 86400"),
+        (  # was accepted and ignored
+            ["--set", "cameras.cam0=5"],
+            r"cameras\.cam0: the settings of sensor 'cam0', a mapping of field to value",
+        ),
         (  # once hung listing every divisor of the rate in the message
             ["--set", "sim.physics_hz=1000000000"],
             r"sim\.physics_hz: Input should be less than or equal to 10000",

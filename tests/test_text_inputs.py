@@ -100,3 +100,11 @@ def test_a_dataset_manifest_of_the_wrong_shape_is_named(tmp_path):
     ]:
         (dataset / "dataset.json").write_text(json.dumps({"format": "twinsim-dataset", **manifest}))
         _fails_in_one_line(["info", str(dataset)], "dataset.json", entry)
+
+
+def test_a_sensor_section_of_settings_not_sensors_is_refused(tmp_path):
+    """`cameras: {width: 64}` once made a camera named "width"."""
+    config = tmp_path / "c.yaml"
+    config.write_text("extends: tiny\ncameras:\n  width: 64\n")
+    out = str(tmp_path / "out")
+    _fails_in_one_line(["run", "--config", str(config), "--out", out], "cameras.width", "got 64")

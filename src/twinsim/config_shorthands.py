@@ -78,6 +78,12 @@ def fold_sensor_sections(data: dict[str, Any]) -> dict[str, Any]:
     for key, entries in sections.items():
         if not isinstance(entries, dict):
             raise ValueError(f"{key} must be a mapping of sensor names to settings")
+        for name, fields in entries.items():
+            if not isinstance(fields, dict | BaseModel | None):  # `cameras: {width: 64}`
+                raise ValueError(
+                    f"{key}.{name}: the settings of sensor {name!r}, a mapping of field to value "
+                    f"(e.g. {key}.cam0.width=320), got {fields!r}"
+                )
     if "sensors" not in data:
         defaults = kind_default_sensors(_robot_kind(data.get("robot")))
         sensors: dict[str, Any] = {}

@@ -139,8 +139,11 @@ class RenderConfig(_Config):
     shadow_size: int = Field(512, ge=0, le=8192)
     multisamples: int = Field(0, ge=0, le=16)
     reflections: bool = False
-    # tessellation of round primitives: 16 slices keep a cylinder's rendered surface within
-    # 2 % of its radius of the true one (MuJoCo's default 28 costs ~20 ms a frame here)
+    # MuJoCo's tessellation of round primitives: at 16 × 8 a cylinder's sides lie up to 1.9 %
+    # of its radius inside the true surface, a sphere's (capsule's, ellipsoid's) facets 3.7 %
+    # (`round_meshes.builtin_error`); a geom it would draw more than 1 mm (or 0.1 % of its
+    # size) off is drawn as a camera mesh instead (`engine/round_meshes.py`), so these only
+    # set the cost of the small ones (MuJoCo's default 28 costs ~20 ms a frame here)
     geom_slices: int = Field(16, ge=8, le=64)
     geom_stacks: int = Field(8, ge=4, le=32)
     # changing light in a generated (live) world: all scene light dims together at flicker_hz

@@ -25,6 +25,7 @@ from twinsim.engine.lamps import add_lamp_pool
 from twinsim.engine.look import Look
 from twinsim.engine.meshes import textured_box
 from twinsim.engine.primitives import GEOM_TYPES, add_primitive
+from twinsim.engine.round_meshes import add_round_meshes
 from twinsim.engine.terrain import add_terrain
 from twinsim.engine.user_model import attach_model
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
@@ -350,12 +351,27 @@ def _with_terrain(
     return (lo + hi) / 2, (hi - lo) / 2
 
 
+def _max_scales(model: mujoco.MjModel, scene: SceneSpec) -> np.ndarray:
+    """(ngeom,) the largest factor a geom's size is scaled by at run time: a flying object's
+    geoms take its keyframes' scales (`engine/actors.py`), every other geom keeps its own."""
+    scale = np.ones(model.ngeom)
+    for obj in scene.flying_objects:
+        body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, flying_body_name(obj))
+        scale[model.geom_bodyid == body] = max(1.0, *(k.scale for k in obj.keyframes))
+    return scale
+
+
 def compile_model(
     scene: SceneSpec, render: RenderConfig, physics_hz: int, look: Look | None = None
 ) -> mujoco.MjModel:
-    """Compile the scene; set the clip planes from the cameras' configuration, and the fog."""
+    """Compile the scene, with camera meshes of the round geoms MuJoCo would draw too coarsely
+    (`round_meshes`: their sizes are known once compiled); set the clip planes from the
+    cameras' configuration, and the fog."""
     look = look or Look()
-    model = build_spec(scene, render, physics_hz, look).compile()
+    spec = build_spec(scene, render, physics_hz, look)
+    model = spec.compile()
+    if add_round_meshes(spec, model, _max_scales(model, scene)):
+        model = spec.compile()
     cams = camera_mounts(scene)
     if cams:
         model.vis.map.znear = min(s.near_m for s in cams) / model.stat.extent

@@ -5,6 +5,8 @@
 (top row first); depth is z-depth in metres along the optical axis, 0 where nothing was hit.
 Outdoors the pixels no geom covers show the sky (`twinsim.scene.sky`), painted after the pass:
 MuJoCo's skybox is a finite sphere that would hide (and give depth to) everything beyond it.
+Round geoms that MuJoCo's own tessellation would draw too coarsely are drawn as their camera
+meshes (`round_meshes`), so depth stays within 1 mm (or 0.1 % of the size) of the exact shape.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mujoco.rendering.classic import gl_context
 
 from twinsim.engine.culling import CULLED_GEOM_GROUP, ViewCulling
 from twinsim.engine.lamps import LampPool
+from twinsim.engine.round_meshes import cube_textured, mesh_frames, round_mesh_table
 from twinsim.scene.sky import sky_rgb
 from twinsim.scene.spec_base import ROBOT_GEOM_GROUP
 
@@ -77,6 +80,11 @@ class CameraRenderer:
         self._zbuf = np.empty((height, width), np.float32)
         self._seg = np.empty((height, width, 3), np.uint8)
         self._segid_lut = np.full(2**16, -1, np.int32)
+        self._round_mesh, self._round_size = round_mesh_table(model)
+        # a camera mesh carries the primitive's texture coordinates; a cube map (none of
+        # twinsim's textures) is generated from its vertices, in the mesh's frame
+        self._mesh_uv = (~cube_textured(model)).astype(int)
+        self._mesh_pos, self._mesh_rot = mesh_frames(model)
         near = np.float32(model.vis.map.znear * model.stat.extent)
         far = np.float32(model.vis.map.zfar * model.stat.extent)
         # MuJoCo renders with reversed Z: window depth d maps to metres as d_coef / (d + c_coef).
@@ -172,7 +180,9 @@ class CameraRenderer:
             mujoco.mjv_updateScene(
                 model, data, self._option, None, self._camera, everything, self._scene
             )
-            self._update_segid_lut()
+            visible = np.flatnonzero(self._option.geomgroup[groups])
+            self._update_segid_lut(visible)
+            self._draw_round_meshes(visible)
         finally:
             groups[changed] = saved
 
@@ -188,18 +198,32 @@ class CameraRenderer:
         segid = seg[..., 0] | (seg[..., 1].astype(np.uint16) << 8)
         return self._segid_lut[segid]
 
-    def _update_segid_lut(self) -> None:
+    def _update_segid_lut(self, visible: np.ndarray) -> None:
         """Map colour-coded segmentation ids (scene geom index + 1) to model geom ids.
 
-        `mjv_updateScene` adds the visible model geoms first, in id order (then sites), so the
-        table follows from the geom groups at the time of the update; a test checks it against
-        the ids MuJoCo stores in each scene geom.
+        `mjv_updateScene` adds the visible model geoms (`visible`, from the geom groups at the
+        time of the update) first, in id order (then sites), so the table follows; a test
+        checks it against the ids MuJoCo stores in each scene geom.
         """
-        visible = np.flatnonzero(self._option.geomgroup[self._model.geom_group])
         if len(visible) >= 2**16 - 1:
             raise ValueError(f"{len(visible)} geoms in view: segmentation supports at most 65534")
         self._segid_lut[:] = -1
         self._segid_lut[1 : len(visible) + 1] = visible
+
+    def _draw_round_meshes(self, visible: np.ndarray) -> None:
+        """Draw each visible geom that has a camera mesh as that mesh (in the geom's frame)."""
+        mesh = self._round_mesh[visible]
+        geoms = self._scene.geoms
+        for k in np.flatnonzero(mesh >= 0):  # scene geom k is model geom visible[k]
+            g, m = geoms[k], mesh[k]
+            if g.objid != visible[k]:  # MuJoCo skipped a geom (alpha 0?): ids would be wrong
+                raise RuntimeError(f"scene geom {k} is model geom {g.objid}, not {visible[k]}")
+            scale = g.size[0] / self._round_size[visible[k]]  # flying objects scale
+            g.type = mujoco.mjtGeom.mjGEOM_MESH
+            g.dataid = 2 * m  # MuJoCo's display lists: 2·id the mesh, 2·id + 1 its hull
+            g.texcoord = self._mesh_uv[visible[k]]
+            g.pos += scale * (g.mat @ self._mesh_pos[m])
+            g.mat[:] = scale * (g.mat @ self._mesh_rot[m])  # GL normalises the normals
 
     def close(self) -> None:
         """Free the GL resources (safe to call twice)."""

@@ -1,10 +1,10 @@
 """MuJoCo's geoms as triangle meshes in each geom's frame, from the compiled model's arrays.
 
 Boxes and meshes (twinsim's textured boxes, users' robot files) are exact, with the meshes'
-texture coordinates; spheres, ellipsoids, cylinders and capsules are tessellated with the
-model's own `numslices` × `numstacks` (MuJoCo draws them as polygons of that density too, but
-its vertices are not these, so depth on round surfaces differs by up to the sagitta
-r·(1 − cos(π / slices))).
+texture coordinates; spheres, ellipsoids, cylinders and capsules are drawn as the MuJoCo
+cameras draw them: the camera meshes of `engine.round_meshes` where MuJoCo's tessellation
+would be too coarse, else that tessellation; either way within 1 mm (or 0.1 % of their size)
+of the analytic surface that physics and the LiDAR use.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from twinsim.engine.primitives import GEOM_TYPES
+from twinsim.engine.round_meshes import mesh_frames
 
 _PLANE, _MESH = 0, 7  # mjtGeom values of planes and meshes (MuJoCo's stable enum)
 _BOX, _SPHERE = int(GEOM_TYPES["box"]), int(GEOM_TYPES["sphere"])
-_ELLIPSOID, _CYLINDER = int(GEOM_TYPES["ellipsoid"]), int(GEOM_TYPES["cylinder"])
-_CAPSULE = int(GEOM_TYPES["capsule"])
+_CYLINDER, _CAPSULE = int(GEOM_TYPES["cylinder"]), int(GEOM_TYPES["capsule"])
+#: the round kinds, drawn as the MuJoCo cameras draw them (`engine.round_meshes`)
+_ROUND = {int(GEOM_TYPES[k]) for k in ("sphere", "ellipsoid", "capsule", "cylinder")}
 _INFINITE_PLANE_M = 100.0  # the half extent drawn of a plane of size 0 (infinite)
 
 
@@ -32,25 +34,22 @@ class GeomMesh:
     smooth: bool
 
 
-def geom_mesh(model, geom: int) -> GeomMesh:
-    """The triangle mesh of geom `geom` of the compiled MuJoCo `model`."""
+def geom_mesh(model, geom: int, camera_meshes: np.ndarray | None = None) -> GeomMesh:
+    """The triangle mesh of geom `geom` of the compiled MuJoCo `model`. `camera_meshes`:
+    `round_mesh_table(model)[0]`, the mesh asset the MuJoCo cameras draw each round geom with
+    (−1 where they draw their own tessellation), so Cycles draws the very same surface."""
     kind, size = int(model.geom_type[geom]), np.asarray(model.geom_size[geom], float)
-    slices = max(8, int(model.vis.quality.numslices))
-    stacks = max(4, int(model.vis.quality.numstacks))
+    if kind in _ROUND:
+        mesh = -1 if camera_meshes is None else int(camera_meshes[geom])
+        if mesh >= 0:
+            return _camera_mesh(model, mesh)
+        return _builtin_round(kind, size, model.vis.quality)
     if kind == _BOX:
         return GeomMesh(*_box(size), None, False)
     if kind == _PLANE:
         hx, hy = (s if s > 0 else _INFINITE_PLANE_M for s in size[:2])
         verts = np.array([[-hx, -hy, 0], [hx, -hy, 0], [hx, hy, 0], [-hx, hy, 0]], float)
         return GeomMesh(verts, np.array([[0, 1, 2], [0, 2, 3]]), None, False)
-    if kind in (_SPHERE, _ELLIPSOID):
-        radii = np.full(3, size[0]) if kind == _SPHERE else size
-        verts, faces = _uv_sphere(slices, stacks)
-        return GeomMesh(verts * radii, faces, None, True)
-    if kind == _CAPSULE:
-        return GeomMesh(*_capsule(size[0], size[1], slices, stacks), None, True)
-    if kind == _CYLINDER:
-        return GeomMesh(*_cylinder(size[0], size[1], slices), None, True)
     if kind == _MESH:
         return _model_mesh(model, int(model.geom_dataid[geom]))
     raise ValueError(f"geom {geom}: MuJoCo geom type {kind} has no Cycles mesh")
@@ -61,6 +60,29 @@ def _box(half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     quads = [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5)]
     faces = [tri for a, b, c, d in quads for tri in ((a, b, c), (a, c, d))]
     return corners * half, np.array(faces, int)
+
+
+def _camera_mesh(model, mesh: int) -> GeomMesh:
+    """A round geom's camera mesh in the geom's frame (MuJoCo stores a mesh in its inertial
+    frame: `mesh_frames` turns it back)."""
+    pos, rot = mesh_frames(model)
+    part = _model_mesh(model, mesh)
+    verts = part.verts @ rot[mesh].T.astype(float) + pos[mesh]
+    return GeomMesh(verts, part.faces, None, True)
+
+
+def _builtin_round(kind: int, size: np.ndarray, quality) -> GeomMesh:
+    """A small round geom (within its tolerance as MuJoCo tessellates it) at the model's own
+    `numslices` × `numstacks`, as the MuJoCo cameras draw it (their vertices are not these,
+    but both lie within the tolerance of the exact surface)."""
+    slices, stacks = max(8, int(quality.numslices)), max(4, int(quality.numstacks))
+    if kind == _CYLINDER:
+        return GeomMesh(*_cylinder(size[0], size[1], slices), None, True)
+    if kind == _CAPSULE:
+        return GeomMesh(*_capsule(size[0], size[1], slices, stacks), None, True)
+    radii = np.full(3, size[0]) if kind == _SPHERE else size
+    verts, faces = _uv_sphere(slices, stacks)
+    return GeomMesh(verts * radii, faces, None, True)
 
 
 def _uv_sphere(slices: int, stacks: int) -> tuple[np.ndarray, np.ndarray]:

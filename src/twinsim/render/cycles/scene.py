@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from twinsim.engine.round_meshes import round_mesh_table
 from twinsim.render.cycles.atmosphere import world_shader
 from twinsim.render.cycles.blender import import_bpy, quiet
 from twinsim.render.cycles.camera import apply_camera, blender_camera, blender_matrix_world
@@ -117,10 +118,12 @@ class CyclesScene:
         materials = Materials(bpy, model, world.scene, 0.0 if outdoor else ambient, settings.bump)
         meshes: dict[tuple, object] = {}
         self._objects = []
+        camera_meshes, _ = round_mesh_table(model)
         for g in self._geoms.tolist():
             key = (int(model.geom_type[g]), tuple(model.geom_size[g]), int(model.geom_dataid[g]))
+            key += (int(camera_meshes[g]),)
             if key not in meshes:
-                meshes[key] = _blender_mesh(bpy, f"geom{g}", geom_mesh(model, g))
+                meshes[key] = _blender_mesh(bpy, f"geom{g}", geom_mesh(model, g, camera_meshes))
             mesh = meshes[key]
             obj = bpy.data.objects.new(f"geom{g}", mesh)
             obj.material_slots[0].link = "OBJECT"

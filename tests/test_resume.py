@@ -4,6 +4,7 @@ be resumed faithfully is refused with one line."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ from twinsim.cli import app
 from twinsim.config import load_config
 from twinsim.resume import read_checkpoint, resume
 from twinsim.sequence import validate_sequence
+from twinsim.sequence.writer import lock_folder
 from twinsim.sim import run
 
 TWINSIM = Path(sys.executable).parent / "twinsim"
@@ -154,3 +156,39 @@ def test_checkpoints_wait_for_a_lidar_sweep_to_end(drone):
     scans = {k: v for k, v in checkpoint.sensors.items() if k.endswith(".scans")}
     assert [int(v) for v in scans.values()] == [(checkpoint.step - 240) // sweep]
     assert np.all(np.isfinite(checkpoint.sensors["robot.0.poses"]))
+
+
+def test_a_refused_resume_leaves_the_folder_as_it_was(tmp_path, drone):
+    """Everything that can be checked is checked before a stream is cut back: a link in the
+    folder (it would be written through), a checkpoint without a stream the metadata lists,
+    robot_state rows missing; a second writer on a folder being resumed is refused."""
+    _, _, source = drone
+    linked = Path(shutil.copytree(source, tmp_path / "linked"))
+    outside = tmp_path / "outside"
+    shutil.move(linked / "cam0" / "rgb", outside)
+    (linked / "cam0" / "rgb").symlink_to(outside)
+    before = digest_folder(outside)
+    _refusal(["run", "--resume", str(linked)], "cam0/rgb: a symbolic link")
+    assert digest_folder(outside) == before
+
+    short = Path(shutil.copytree(source, tmp_path / "short"))
+    table = short / "robot_state" / "data.csv"
+    table.write_text("".join(table.read_text().splitlines(keepends=True)[:20]))
+    before = digest_folder(short)
+    _refusal(["run", "--resume", str(short)], "robot_state", "rows, the checkpoint")
+    assert digest_folder(short) == before  # nothing cut back
+
+    missing = Path(shutil.copytree(source, tmp_path / "missing"))
+    metadata = json.loads((missing / "metadata.json").read_text())
+    metadata["streams"]["extra"] = {"type": "pose", "rate_hz": 60, "count": 0}
+    (missing / "metadata.json").write_text(json.dumps(metadata))
+    before = digest_folder(missing)
+    _refusal(["run", "--resume", str(missing)], "list different streams (extra)")
+    assert digest_folder(missing) == before
+
+    busy = Path(shutil.copytree(source, tmp_path / "busy"))
+    held = lock_folder(busy)
+    try:
+        _refusal(["run", "--resume", str(busy)], "another twinsim is writing it")
+    finally:
+        os.close(held)

@@ -4,7 +4,9 @@ Every `output.checkpoint_s` of simulated time the loop writes `resume.npz` into 
 is recording: the step it has reached, each stream's state (`SequenceWriter.checkpoint`: count,
 last stamp, sizes of its appended files) and each sensor recorder's (`SensorRecorder
 .checkpoint`). A resumed run rebuilds the world from the config the checkpoint keeps (its
-scene and metadata must come out as the folder has them), cuts every stream back to the checkpoint,
+scene and metadata must come out as the folder has them), checks what it can before changing
+anything (no link or FIFO in the folder, a state for every stream, the logged rows; the
+writer then holds the folder's lock), cuts every stream back to the checkpoint,
 gives the recorders their state, and replays the physics and the controllers up to the
 checkpoint without rendering, checking each recorded step against the logged `robot_state`
 row (so a resume that would diverge is refused, never written). From there it records as the
@@ -18,12 +20,19 @@ import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from twinsim.errors import OutputFolderError, TwinsimError
-from twinsim.sequence.layout import INCOMPLETE, RESUME, RESUME_TMP, TABLE_FILE
+from twinsim.scene.spec import SceneSpec
+from twinsim.sequence.layout import INCOMPLETE, METADATA, RESUME, RESUME_TMP, TABLE_FILE
+from twinsim.sequence.reader import read_metadata
 from twinsim.sequence.tables import format_row
+from twinsim.sequence.validate import special_entries
+
+if TYPE_CHECKING:
+    from twinsim.scene.spec import SceneSpec
 
 _FORMAT = 1
 _SENSOR = "sensor."
@@ -90,7 +99,7 @@ def resume(folder: str | Path, progress=None) -> Path:
     """Finish the interrupted run in `folder` from its last checkpoint (`twinsim run --resume`)."""
     from twinsim.config import validate_config
     from twinsim.engine.backend import configure_backend
-    from twinsim.sim import build_scene, record
+    from twinsim.sim import build_scene, record, step_range
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -100,7 +109,28 @@ def resume(folder: str | Path, progress=None) -> Path:
     checkpoint = read_checkpoint(folder)
     cfg = validate_config(json.loads(checkpoint.config))
     configure_backend(cfg.render.backend)
-    return record(build_scene(cfg), cfg, folder, progress, resume=checkpoint)
+    scene = build_scene(cfg)
+    _check_before_cutting(folder, checkpoint, scene, step_range(cfg).start)
+    return record(scene, cfg, folder, progress, resume=checkpoint)
+
+
+def _check_before_cutting(
+    folder: Path, checkpoint: Checkpoint, scene: SceneSpec, start: int
+) -> None:
+    """What can be checked before a stream is cut back to the checkpoint, so a refused resume
+    leaves the folder as it was: no link or FIFO in it, a state for every stream the metadata
+    lists, and the `robot_state` rows the physics replay is checked against."""
+    special = special_entries(folder)
+    if special:
+        raise OutputFolderError(f"{folder}: cannot resume: {special[0]}")
+    listed = set(read_metadata(folder)["streams"])
+    if listed != set(checkpoint.writer):
+        odd = sorted(listed ^ set(checkpoint.writer))
+        raise OutputFolderError(
+            f"{folder}: the checkpoint and {METADATA} list different streams ({', '.join(odd)})"
+        )
+    streams = {r.name: scene.stream_prefix(r.name) + "robot_state" for r in scene.robots}
+    LoggedStates(folder, streams, start, checkpoint.step)
 
 
 class LoggedStates:

@@ -12,6 +12,7 @@ where the checkpoint saw it, so the finished folder is the one an uninterrupted 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -97,11 +98,17 @@ class SequenceWriter:
         self._metadata["status"] = STATUS_INCOMPLETE
         if resume is None:
             _prepare_folder(self.path)
-            _claim(self.path)
-            (self.path / SCENE).write_text(scene_json, encoding="utf-8")
-            _write_json_atomic(self.path / METADATA, self._metadata)
-        else:
-            _check_same_run(self.path, scene_json, self._metadata)
+        self._lock: int | None = lock_folder(self.path)
+        try:
+            if resume is None:
+                _claim(self.path)
+                (self.path / SCENE).write_text(scene_json, encoding="utf-8")
+                _write_json_atomic(self.path / METADATA, self._metadata)
+            else:
+                _check_same_run(self.path, scene_json, self._metadata)
+        except BaseException:
+            os.close(self._lock)
+            raise
         self._resume = resume
         self._streams: dict[str, StreamWriter] = {}
         self._queue = WriteQueue(image_workers)
@@ -265,11 +272,15 @@ class SequenceWriter:
             stream.close()
 
     def _shut_down(self) -> None:
-        """Let queued writes finish (logging failures), close files and the pool; idempotent."""
+        """Let queued writes finish (logging failures), close files and the pool, release the
+        folder; idempotent."""
         self._closed = True
         for failure in self._queue.shut_down():
             logger.warning("sequence %s: %s", self.path, failure)
         self._close_files()
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
 
 def check_output_outside_sequences(path: Path) -> None:
@@ -310,6 +321,19 @@ def _prepare_folder(path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputFolderError(f"{path}: cannot be created ({exc})") from None
+
+
+def lock_folder(path: Path) -> int:
+    """An exclusive lock on the folder `path` (`flock` on its descriptor, released when the
+    descriptor closes or the process dies), so a second writer, such as a second
+    `run --resume` of one folder, is refused instead of interleaving with the first."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise OutputFolderError(f"{path}: another twinsim is writing it; let it end") from None
+    return fd
 
 
 def _claim(path: Path) -> None:

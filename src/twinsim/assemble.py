@@ -26,16 +26,25 @@ from twinsim.actors.town_traffic import PlannedBox, make_town_traffic
 from twinsim.actors.yielding import RobotTrack, yield_times, yield_to_robots
 from twinsim.config import FlyingObjectsConfig, PeopleConfig, TwinsimConfig
 from twinsim.errors import ConfigError
+from twinsim.robots.arm_scan import ArmPlanError
 from twinsim.robots.registry import ROBOTS
-from twinsim.scene.free_space import floor_region
+from twinsim.robots.tour import PlanningError
+from twinsim.scene.free_space import FreeSpaceError, floor_region
 from twinsim.scene.generators import GENERATORS, Layout
-from twinsim.scene.placement import TraceMap, clear_of_traces, place_people
+from twinsim.scene.placement import (
+    STATIONARY_MOTIONS,
+    STATIONARY_PERSON_HALF_M,
+    TraceMap,
+    clear_of_traces,
+    place_people,
+)
 from twinsim.scene.spec import (
     FlyingObjectSpec,
     GeomSpec,
     MaterialSpec,
     ObjectSpec,
     PersonSpec,
+    RedrawSpec,
     RobotSpec,
     SceneSpec,
     SensorSpec,
@@ -44,9 +53,6 @@ from twinsim.scene.spec import (
 from twinsim.sensors.rig import resolve_sensors
 
 START_CLEARANCE_M = 1.0  # the robot starts at least this far from any person's walking trace
-#: people who keep their place, kept out of every robot's tour (`keep_out_of_stationary_people`)
-STATIONARY_MOTIONS = frozenset({"idle", "wave", "sit"})
-STATIONARY_PERSON_HALF_M = 0.3  # half the side of the square a standing person keeps clear
 ROBOT_START_GAP_M = 1.5  # robots start at least this far apart (centre to centre, in x, y)
 
 
@@ -161,7 +167,13 @@ def make_actors(
     )
 
 
-LIVE_PLAN_S = 5.0  # the tour a live robot is placed by (its path is then dropped)
+LIVE_PLAN_S = 20.0  # the tour a live robot is placed by (its path is then dropped)
+LIVE_ROOMS = 2  # rooms that tour enters (fewer where the world has fewer)
+#: further draws of the people and robot starts with the whole crowd, before it shrinks
+PLACEMENT_REDRAWS = 3
+_REDRAW_KEY = 0x5EED  # spawn key of a world's redrawn streams, apart from the seed's own
+#: what a draw of people and robot starts may leave: no start, tour or scan for a robot
+MISFITS = (PlanningError, FreeSpaceError, ArmPlanError)
 
 
 def build_scene(cfg: TwinsimConfig, live: bool = False) -> SceneSpec:
@@ -174,18 +186,82 @@ def build_scene(cfg: TwinsimConfig, live: bool = False) -> SceneSpec:
     Once every robot is planned, walkers wait for them to pass (`walkers_yield`). `live`: the
     robots are driven from outside (`twinsim.closedloop`): they keep their start pose and no
     planned path, and walkers keep clear of where they start.
+
+    Every seed builds a world. Where the seed's own draw of people leaves a robot no start or
+    no tour (`MISFITS`) but the layout without people would, the people and robot starts are
+    drawn again from streams derived from the seed (`crowd_draws`: the whole crowd
+    `PLACEMENT_REDRAWS` times, then smaller crowds until one fits), and as a last resort the
+    seed's own draw without anyone; `SceneSpec.redraw` says which draw built it and why the
+    others failed. A world that does not fit its robots even without people raises the seed's
+    own error.
     """
-    seeds = np.random.SeedSequence(cfg.seed).spawn(4 + len(cfg.robots))
-    layout_rng, people_rng, flight_rng, objects_rng = (np.random.default_rng(s) for s in seeds[:4])
+    streams = np.random.SeedSequence(cfg.seed).spawn(4 + len(cfg.robots))
+    layout = GENERATORS.get(cfg.scene.generator).generate(
+        cfg.scene, np.random.default_rng(streams[0])
+    )
+    wanted = cfg.people.count
+    try:
+        return _draw_world(cfg, live, layout, streams, wanted)
+    except MISFITS as first:
+        if not wanted:
+            raise
+        failures = [f"draw 0 with {wanted} people: {first}"]
+        try:
+            nobody = _draw_world(cfg, live, layout, streams, 0)
+        except MISFITS:
+            raise first from None
+    for draw, count in crowd_draws(wanted):
+        try:
+            scene = _draw_world(cfg, live, layout, _redrawn(cfg.seed, draw, len(streams)), count)
+        except MISFITS as exc:
+            failures.append(f"draw {draw} with {count} people: {exc}")
+            continue
+        return _redrawn_scene(scene, draw, count, failures)
+    return _redrawn_scene(nobody, 0, 0, failures)
+
+
+def _redrawn_scene(scene: SceneSpec, draw: int, people: int, failures: list[str]) -> SceneSpec:
+    """The scene with the record of the redraw that built it."""
+    redraw = RedrawSpec(draw=draw, people_requested=people, failures=tuple(failures))
+    return scene.model_copy(update={"redraw": redraw})
+
+
+def crowd_draws(people: int) -> list[tuple[int, int]]:
+    """The (draw, people asked for) `build_scene` tries after the seed's own draw of `people`
+    failed: the whole crowd redrawn `PLACEMENT_REDRAWS` times, then cut by a quarter at a time
+    down to one person (20: 15, 11, 8, 6, 4, 3, 2, 1)."""
+    draws = [(k, people) for k in range(1, PLACEMENT_REDRAWS + 1)]
+    count = people * 3 // 4
+    while count:
+        draws.append((len(draws) + 1, count))
+        count = count * 3 // 4
+    return draws
+
+
+def _redrawn(seed: int, draw: int, n: int) -> list[np.random.SeedSequence]:
+    """The `n` streams of a redraw of `seed`'s world, apart from its own and from each other's."""
+    return np.random.SeedSequence(seed, spawn_key=(_REDRAW_KEY, draw)).spawn(n)
+
+
+def _draw_world(
+    cfg: TwinsimConfig,
+    live: bool,
+    layout: Layout,
+    streams: Sequence[np.random.SeedSequence],
+    people: int,
+) -> SceneSpec:
+    """The world on `layout` with `people` asked for, every other random choice from `streams`
+    (the layout's first, then people, flight, objects, each further robot, traffic)."""
+    people_rng, flight_rng, objects_rng = (np.random.default_rng(s) for s in streams[1:4])
     total_s = cfg.sim.bootstrap_s + cfg.sim.duration_s
-    layout = GENERATORS.get(cfg.scene.generator).generate(cfg.scene, layout_rng)
     first_id = max(o.instance_id for o in layout.objects) + 1
+    people_cfg = cfg.people.model_copy(update={"count": people})
     actors = make_actors(
-        layout, cfg.people, cfg.flying_objects, total_s, people_rng, objects_rng, first_id
+        layout, people_cfg, cfg.flying_objects, total_s, people_rng, objects_rng, first_id
     )
     robots: list[RobotSpec] = []
     sensors: list[SensorSpec] = []
-    robot_rngs = [flight_rng, *(np.random.default_rng(s) for s in seeds[4:-1])]
+    robot_rngs = [flight_rng, *(np.random.default_rng(s) for s in streams[4:-1])]
     planning = keep_out_of_stationary_people(layout, actors.people)
     for (name, robot_cfg), rng in zip(cfg.robots.items(), robot_rngs, strict=True):
         start_allowed = _start_filter(actors.traces, [r.start_pos for r in robots])
@@ -198,7 +274,7 @@ def build_scene(cfg: TwinsimConfig, live: bool = False) -> SceneSpec:
     if live:
         robots = [r.model_copy(update={"path": ()}) for r in robots]
     actors = replace(actors, people=walkers_yield(actors.people, robots, total_s))
-    actors = _with_traffic(actors, cfg, layout, robots, total_s, np.random.default_rng(seeds[-1]))
+    actors = _with_traffic(actors, cfg, layout, robots, total_s, np.random.default_rng(streams[-1]))
     if cfg.flying_objects.pass_in_front and live:
         raise ConfigError(
             "flying_objects.pass_in_front: needs the robot's planned path; robots driven live "
@@ -266,10 +342,11 @@ def _planned_box(robot: RobotSpec) -> PlannedBox:
 
 
 def _placing_only(robot_cfg):
-    """A live robot's config as it is resolved: its tour only places it, so it need enter one
-    room only (for the kinds whose tours enter rooms)."""
+    """A live robot's config as it is resolved: its tour only places it, so it need enter two
+    rooms only (for the kinds whose tours enter rooms): enough to start where it can reach
+    another room, never in a pocket between furniture and a wall."""
     if "min_rooms_visited" in type(robot_cfg).model_fields:
-        return robot_cfg.model_copy(update={"min_rooms_visited": 1})
+        return robot_cfg.model_copy(update={"min_rooms_visited": LIVE_ROOMS})
     return robot_cfg
 
 

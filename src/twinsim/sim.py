@@ -117,12 +117,21 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "classes": list(SEMANTIC_CLASSES),
         "instances": scene.instance_table(),
         "people": {"requested": cfg.people.count, "placed": len(scene.people) - _walkers(scene)},
+        **_redraw_metadata(scene),
         "flying_objects": len(scene.flying_objects) - _vehicles(scene),
         **_traffic_metadata(cfg, scene),
         "rooms": [r.model_dump(mode="json") for r in scene.rooms],
         "robots": [{"name": r.name, "kind": r.kind} for r in scene.robots],
         "streams": streams,
     }
+
+
+def _redraw_metadata(scene: SceneSpec) -> dict:
+    """Where the seed's own draw of people left a robot no start or tour, which redraw built
+    the world instead and why the earlier ones failed (nothing when the first draw built it)."""
+    if scene.redraw is None:
+        return {}
+    return {"redraw": scene.redraw.model_dump(mode="json")}
 
 
 def _walkers(scene: SceneSpec) -> int:

@@ -22,7 +22,14 @@ from twinsim.assemble import build_scene
 from twinsim.closedloop.metrics import MetricManager
 from twinsim.closedloop.observations import Observations
 from twinsim.closedloop.session import EpisodeEndedError, Session
-from twinsim.closedloop.tasks import PointGoalConfig, PointGoalTask, TaskInfo, task_rng
+from twinsim.closedloop.tasks import (
+    PointGoalConfig,
+    PointGoalTask,
+    TaskError,
+    TaskInfo,
+    episode_seeds,
+    task_rng,
+)
 from twinsim.config import TwinsimConfig, load_config
 from twinsim.engine.backend import configure_backend
 from twinsim.errors import ConfigError
@@ -136,18 +143,31 @@ class TwinsimNavEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """A new episode: the world seed is `seed` (else drawn from `np_random`), the goal
-        drawn from the task's stream of that seed."""
+        drawn from the task's stream of that seed. Where that world leaves the task no goal
+        (`TaskError`: a start too far from any), the next of `episode_seeds(seed)` is tried
+        (a recorded one stays on disk, ended by `reset`); `info["world_seed"]` says which world
+        the episode runs in."""
         super().reset(seed=seed)
         self._end_episode()
-        world_seed = int(self.np_random.integers(_SEED_BOUND)) if seed is None else int(seed)
-        obs = self.session.reset(seed=world_seed)
-        self.task.reset(self.session, obs, task_rng(world_seed))
+        episode_seed = int(self.np_random.integers(_SEED_BOUND)) if seed is None else int(seed)
+        failures = []
+        for world_seed in episode_seeds(episode_seed):
+            obs = self.session.reset(seed=world_seed)
+            try:
+                self.task.reset(self.session, obs, task_rng(world_seed))
+                break
+            except TaskError as exc:
+                failures.append(f"world seed {world_seed}: {exc}")
+        else:
+            self.session.close("error")
+            tried = "; ".join(failures)
+            raise TaskError(f"no world of episode seed {episode_seed} fits the task: {tried}")
         self.metrics = MetricManager(self.task.metrics(self.grace_s), grace_s=self.grace_s)
         self._rgb = np.zeros((*self._image_shape, 3), np.uint8)
         self._depth = np.zeros(self._image_shape, np.float32)
         self._ended = False
         info = self._observe(obs)
-        return self._observation(obs, info), self._info(info)
+        return self._observation(obs, info), {**self._info(info), "world_seed": world_seed}
 
     def step(self, action):
         """Drive one control period with `action`; reward, termination as the class says."""

@@ -25,6 +25,7 @@ from twinsim.closedloop.tasks import (
     TaskInfo,
 )
 from twinsim.scene.free_space import geom_footprint
+from twinsim.scene.overlay import union_all
 
 #: classes that are the building, not goals
 STRUCTURE = frozenset({"wall", "floor", "ceiling", "door_frame", "rug"})
@@ -48,7 +49,7 @@ def _footprint(obj) -> shapely.Geometry | None:
         poly, z0, z1 = geom_footprint(obj, geom)
         if z1 > GOAL_BAND_M[0] and z0 < GOAL_BAND_M[1]:
             parts.append(poly)
-    return shapely.union_all(parts) if parts else None
+    return union_all(parts) if parts else None
 
 
 class ObjectGoalTask(PointGoalTask):
@@ -91,7 +92,7 @@ class ObjectGoalTask(PointGoalTask):
         goals = [c for c in candidates if c[0].semantic_class == self.object_class]
         goals = [c for c in goals if self.room is None or c[1] == self.room]
         self.instances = tuple(c[0].instance_id for c in goals)
-        self.footprint = shapely.union_all([c[2] for c in goals])
+        self.footprint = union_all([c[2] for c in goals])
         targets = np.unique(np.concatenate([c[3] for c in goals]))
         self._to_goal, pred, _ = dijkstra(
             self.grid.graph,

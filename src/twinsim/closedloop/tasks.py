@@ -27,6 +27,9 @@ from twinsim.scene.free_space import FreeSpace, build_free_space, floor_region
 
 #: spawn key of the task's random stream, apart from the world's streams of the same seed
 _TASK_STREAM = 0x7A5C
+_WORLD_REDRAW = 0x7A5D  # spawn key of the worlds tried after an episode seed's own
+WORLD_REDRAWS = 4  # worlds tried after an episode seed's own leaves its task no goal
+_SEED_BOUND = 2**31 - 1
 _NEIGHBOURS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 
@@ -37,6 +40,17 @@ class TaskError(TwinsimError):
 def task_rng(seed: int) -> np.random.Generator:
     """The task's generator for an episode `seed`: its own stream, independent of the world's."""
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(_TASK_STREAM,)))
+
+
+def episode_seeds(seed: int) -> list[int]:
+    """The world seeds an episode of `seed` tries in order until its task fits: `seed`, then
+    `WORLD_REDRAWS` seeds derived from it (the same for the same seed)."""
+    derived = [
+        int(np.random.SeedSequence(int(seed), spawn_key=(_WORLD_REDRAW, k)).generate_state(1)[0])
+        % _SEED_BOUND
+        for k in range(1, WORLD_REDRAWS + 1)
+    ]
+    return [int(seed), *derived]
 
 
 class PointGoalConfig(ConfigModel):

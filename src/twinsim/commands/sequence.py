@@ -59,6 +59,7 @@ def info(
         ("instances", f"{get('n_instances')} ({get('n_dynamic_instances')} dynamic)"),
         ("classes", ", ".join(f"{c} {n}" for c, n in by_class.items())),
         ("people", _placed(get("people"))),
+        *_redraw_rows(get("redraw")),
         *_traffic_rows(get("traffic") or {}),
         ("flying objects", get("flying_objects", 0)),
         *_statistics_rows(get("statistics") or {}),
@@ -118,6 +119,15 @@ def _placed(counts: dict | None) -> str:
     """A `{placed, requested}` count as the line `info` shows ("-" where the metadata has none:
     `summarize_sequence` checked its shape)."""
     return "{placed} placed of {requested} requested".format(**counts) if counts else "-"
+
+
+def _redraw_rows(redraw: dict | None) -> list[tuple[str, str]]:
+    """The redraw that built the world, where the seed's own draw of people left no start."""
+    if not redraw:
+        return []
+    failed = len(redraw.get("failures") or ())
+    text = f"draw {redraw.get('draw')} with {redraw.get('people_requested')} people"
+    return [("redrawn", f"{text} ({failed} earlier draw(s) left a robot no start or tour)")]
 
 
 def _traffic_rows(traffic: dict) -> list[tuple[str, str]]:

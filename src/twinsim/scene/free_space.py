@@ -11,10 +11,11 @@ grid (distance transform) for graph searches.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 import shapely
@@ -22,7 +23,9 @@ from scipy import ndimage
 
 from twinsim.errors import TwinsimError
 from twinsim.geometry import primitive_half_extents, quat_wxyz_to_matrix
+from twinsim.scene.furniture.furnish import door_keepout
 from twinsim.scene.layout import Rect, room_rect
+from twinsim.scene.overlay import difference, union_all
 from twinsim.scene.spec import DoorSpec, GeomSpec, ObjectSpec, RoomSpec
 
 _ROUND_TYPES = ("cylinder", "capsule", "sphere", "ellipsoid")
@@ -46,10 +49,19 @@ class FreeSpaceError(TwinsimError):
     """A world leaves no free space where it is needed (no floor, or every place blocked)."""
 
 
+@functools.lru_cache(maxsize=4096)
+def rotation_of(quat: tuple[float, ...]) -> np.ndarray:
+    """`quat_wxyz_to_matrix` of a (w, x, y, z) quaternion, once per distinct one (a world's
+    thousands of geoms share a few), read-only."""
+    rot = quat_wxyz_to_matrix(quat)
+    rot.flags.writeable = False
+    return rot
+
+
 def geom_footprint(obj: ObjectSpec, geom: GeomSpec) -> tuple[shapely.Polygon, float, float]:
     """World xy footprint of a geom (exact for upright boxes, else conservative) and z range."""
-    rot_obj = quat_wxyz_to_matrix(obj.quat)
-    rot = rot_obj @ quat_wxyz_to_matrix(geom.quat)
+    rot_obj = rotation_of(obj.quat)
+    rot = rot_obj @ rotation_of(geom.quat)
     centre = np.asarray(obj.pos, dtype=float) + rot_obj @ np.asarray(geom.pos, dtype=float)
     half = primitive_half_extents(geom.type, geom.size)
     if geom.type == "sphere":
@@ -84,7 +96,9 @@ class FloorRegion:
 
     `areas` are the parts searched separately (a room each, or the whole floor as area
     OPEN_AREA_ID in a world without rooms), `openings` the door openings joining them, `rects`
-    axis-aligned rectangles covering the floor (to draw places from), `plan` their union.
+    axis-aligned rectangles covering the floor (to draw places from), `plan` their union,
+    `doorways` the floor kept clear either side of each door (furniture's `door_keepout`: robots
+    cross doors there, so nothing that stays put may stand in it).
     """
 
     areas: tuple[tuple[int, shapely.Geometry], ...]
@@ -93,6 +107,7 @@ class FloorRegion:
     plan: shapely.Geometry
     height_m: float
     has_rooms: bool
+    doorways: tuple[shapely.Polygon, ...] = ()
 
     @classmethod
     def of(
@@ -111,9 +126,14 @@ class FloorRegion:
                 areas=tuple((r.room_id, shapely.Polygon(r.polygon)) for r in rooms),
                 openings=tuple(door_gap(d) for d in doors if set(d.rooms) <= room_ids),
                 rects=rects,
-                plan=shapely.union_all([shapely.box(r.x0, r.y0, r.x1, r.y1) for r in rects]),
+                plan=union_all([shapely.box(r.x0, r.y0, r.x1, r.y1) for r in rects]),
                 height_m=height_m,
                 has_rooms=True,
+                doorways=tuple(
+                    shapely.box(*astuple(door_keepout(d)))
+                    for d in doors
+                    if set(d.rooms) <= room_ids
+                ),
             )
         pieces = [
             geom_footprint(obj, geom)[0]
@@ -121,7 +141,7 @@ class FloorRegion:
             if obj.semantic_class in FLOOR_CLASSES and not obj.dynamic
             for geom in obj.geoms
         ]
-        plan = shapely.union_all(pieces)
+        plan = union_all(pieces)
         return cls(
             areas=((OPEN_AREA_ID, plan),) if pieces else (),
             openings=(),
@@ -285,5 +305,5 @@ def build_free_space(
             poly, z_min, z_max = geom_footprint(obj, geom)
             if z_max > z_lo and z_min < z_hi:
                 blocks.append(poly)
-    region = shapely.difference(shapely.union_all(areas), shapely.union_all(blocks))
+    region = difference(union_all(areas), union_all(blocks))
     return FreeSpace(region, floor.areas, clearance_m, cell_m)

@@ -17,6 +17,11 @@ floor coverings lower than 3 cm are ignored), anything below z = -0.02 m or abov
 earlier people's traces (5 cm voxels grown by two voxels, so any point within 10 cm of an
 earlier trace along every axis counts).
 
+People who keep their place (`STATIONARY_MOTIONS`) are obstacles robots plan around
+(`twinsim.assemble`), so such a person never stands within `STATIONARY_PERSON_HALF_M` plus a
+margin of a doorway (`FloorRegion.doorways`, the floor furniture keeps clear either side of a
+door): one standing in a door would cut the rooms behind it off every tour.
+
 The test is conservative. The trace is computed once per person, sampled finely enough that a
 surface point moves at most 2·TIME_SLACK_M between samples, and thinned to one point per
 TRACE_QUANTUM_M cube; the static world is a voxel grid where every voxel whose centre lies
@@ -37,8 +42,9 @@ from scipy import ndimage
 from twinsim.actors.motion import motion_for
 from twinsim.actors.playback import HumanMotion
 from twinsim.actors.surface import sample_surface_points
-from twinsim.geometry import primitive_half_extents, quat_wxyz_to_matrix
-from twinsim.scene.free_space import FloorRegion
+from twinsim.geometry import primitive_half_extents
+from twinsim.scene.free_space import FloorRegion, rotation_of
+from twinsim.scene.overlay import union_all
 from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec
 
 SURFACE_POINTS_PER_PART = 40  # trace points per body part and instant
@@ -53,6 +59,10 @@ FLAT_HEIGHT_M = 0.03  # geoms whose top is this low (rugs) are walked on, not in
 IGNORED_CLASSES = ("floor", "ceiling")
 PROBE_POINTS = 4000  # trace points tested first, to reject a bad try early
 GRID_TOP_M = 4.0  # the static voxels end here (under any apartment ceiling, above any reach)
+#: people who keep their place (standing, waving, sitting): obstacles to robots' planning
+STATIONARY_MOTIONS = frozenset({"idle", "wave", "sit"})
+STATIONARY_PERSON_HALF_M = 0.3  # half the side of the square a person keeping its place blocks
+DOORWAY_MARGIN_M = 0.05  # and that square keeps this far outside every doorway
 
 MotionFactory = Callable[[PersonSpec], HumanMotion]
 
@@ -139,9 +149,9 @@ def static_occupancy(
 
 def _mark_object(solid: np.ndarray, grid: VoxelGrid, obj: ObjectSpec, reach: float) -> None:
     """Set the voxels within `reach` of an object's parts (those above the flat height)."""
-    r_obj = quat_wxyz_to_matrix(obj.quat)
+    r_obj = rotation_of(obj.quat)
     for geom in obj.geoms:
-        rot = r_obj @ quat_wxyz_to_matrix(geom.quat)
+        rot = r_obj @ rotation_of(geom.quat)
         centre = np.asarray(obj.pos) + r_obj @ np.asarray(geom.pos)
         ext = np.abs(rot) @ primitive_half_extents(geom.type, geom.size)
         if centre[2] + ext[2] <= FLAT_HEIGHT_M:
@@ -296,6 +306,7 @@ def place_people(
         _mark(taken, people_grid, animation_trace(motion_factory(person), duration_s))
     rects = _floor_rects(floor)
     area = np.prod(rects[:, 2:] - rects[:, :2], axis=1)
+    in_doorway = _doorway_test(floor)
     placed = []
     seats = {obj.instance_id: obj for obj in static_objects}
     for person in candidates:
@@ -303,6 +314,7 @@ def place_people(
         trace = animation_trace(motion_factory(person), duration_s) - origin
         probe = trace[:: max(1, len(trace) // PROBE_POINTS)]
         seat_id, solid_flat = person.motion.seat_instance_id, solid_all
+        stays = person.motion.kind in STATIONARY_MOTIONS
         if seat_id is not None:  # sitting on it is no collision; moving off it makes no sense
             seat_solid = np.zeros_like(solid)
             _mark_object(seat_solid, grid, seats[seat_id], _reach())
@@ -313,6 +325,8 @@ def place_people(
             else:
                 r = rects[rng.choice(len(rects), p=area / area.sum())]
                 xy, yaw = rng.uniform(r[:2], r[2:]), float(rng.uniform(-math.pi, math.pi))
+            if stays and in_doorway(xy):
+                continue
             move = (_yaw_matrix(yaw), np.array([xy[0], xy[1], 0.0]))
             # a sample of the trace rejects most bad tries cheaply (its hits are a lower bound)
             if _static_hits(probe @ move[0].T + move[1], grid, solid_flat) > max_intersections:
@@ -334,6 +348,14 @@ def place_people(
         placed=len(placed),
         traces=TraceMap.build(people_grid, taken),
     )
+
+
+def _doorway_test(floor: FloorRegion) -> Callable[[np.ndarray], bool]:
+    """Whether a person keeping its place at xy would block a doorway of `floor`."""
+    reach = STATIONARY_PERSON_HALF_M + DOORWAY_MARGIN_M
+    blocked = union_all(shapely.buffer(floor.doorways, reach, join_style="mitre"))
+    shapely.prepare(blocked)
+    return lambda xy: bool(shapely.contains_xy(blocked, xy[0], xy[1]))
 
 
 def _static_hits(pts: np.ndarray, grid: VoxelGrid, solid_flat: np.ndarray) -> int:

@@ -323,6 +323,17 @@ class FlyingObjectSpec(FrozenSpec):
     keyframes: tuple[Keyframe, ...]
 
 
+class RedrawSpec(FrozenSpec):
+    """How a world was built when the first draw of its seed left no room for its robots
+    (`twinsim.assemble.build_scene`): the draw of people and robot starts that built it (0 is
+    the seed's own; the layout is always the seed's), the people asked for in it (the config's
+    count, or fewer once redraws of the whole crowd failed), and why each earlier draw failed."""
+
+    draw: int = Field(ge=0)
+    people_requested: int = Field(ge=0)
+    failures: tuple[str, ...]
+
+
 ROBOT_SPEC = keyed_config(ROBOTS, "kind", "drone", _robot_spec_model)
 
 
@@ -354,14 +365,17 @@ class SceneSpec(FrozenSpec):
     #: hills over the flat land (a hilly town); absent elsewhere, and then left out of
     #: `scene.json` as `roads` is
     terrain: TerrainSpec | None = None
+    #: how the world was built when its seed's first draw did not fit; absent (and left out
+    #: of `scene.json`) when it did
+    redraw: RedrawSpec | None = None
 
     @model_serializer(mode="wrap")
     def _leave_out_absent_parts(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> dict[str, Any]:
-        """The dump without `roads` or `terrain` when the world has none."""
+        """The dump without `roads`, `terrain` or `redraw` when the world has none."""
         data = handler(self)
-        for name in ("roads", "terrain"):
+        for name in ("roads", "terrain", "redraw"):
             if getattr(self, name) is None:
                 data.pop(name, None)
         return data

@@ -13,6 +13,7 @@ import numpy as np
 import shapely
 
 from twinsim.geometry import yaw_quat_wxyz
+from twinsim.scene.overlay import difference, intersection, union_all
 from twinsim.scene.parts import ObjectList, box, r4
 from twinsim.scene.spec import GeomSpec
 from twinsim.scene.town_materials import TownMaterials
@@ -142,7 +143,7 @@ def add_blocks(
 ) -> list[tuple[shapely.Polygon, float]]:
     """Sidewalks, kerbs, land and buildings of every block; returns the buildings' footprints
     (with a roof's overhang) and heights."""
-    crossings = shapely.union_all(crosswalk_rects(plan)).buffer(0.01)
+    crossings = union_all(crosswalk_rects(plan)).buffer(0.01)
     s = plan.sidewalk_m
     footprints = []
     for blk in plan.blocks:
@@ -157,10 +158,10 @@ def add_blocks(
         kerb, gaps = [], []
         for strip in strips:
             poly = shapely.box(*strip)
-            for part in shapely.get_parts(shapely.difference(poly, crossings)):
+            for part in shapely.get_parts(difference(poly, crossings)):
                 if part.area > 1e-4:
                     kerb.append(_slab(*(r4(v) for v in part.bounds), 0.0, z, mats.kerb))
-            for part in shapely.get_parts(shapely.intersection(poly, crossings)):
+            for part in shapely.get_parts(intersection(poly, crossings)):
                 if part.area > 1e-4:
                     gaps.append(_slab(*(r4(v) for v in part.bounds), 0.0, z, mats.paving))
         k = KERB_W

@@ -12,6 +12,7 @@ import numpy as np
 import shapely
 
 from twinsim.geometry import yaw_quat_wxyz
+from twinsim.scene.overlay import union_all
 from twinsim.scene.parts import ObjectList, box, r4
 from twinsim.scene.roads import RoadNetworkSpec
 from twinsim.scene.spec import GeomSpec, TerrainSpec
@@ -268,7 +269,7 @@ def add_trees(
 ) -> None:
     """Trees (trunk and crown) in each block's open land, `density` per 1000 m^2, clear of
     buildings and of the sidewalks."""
-    taken = shapely.union_all(blocked) if blocked else shapely.Polygon()
+    taken = union_all(blocked) if blocked else shapely.Polygon()
     shapely.prepare(taken)
     k = 0
     s = plan.sidewalk_m

@@ -48,6 +48,7 @@ class _Shown(BaseModel):
     rooms: list[Named] | None = None
     robots: list[Named] | None = None
     people: Counts | None = None
+    redraw: dict | None = None
     traffic: Traffic | None = None
     flying_objects: int | None = None
     statistics: dict | None = None

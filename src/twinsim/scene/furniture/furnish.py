@@ -5,7 +5,8 @@ room's interior, with no footprint overlaps, clear of a keep-out box on both sid
 door, and with every part taller than `CORE_MAX_HEIGHT` clear of a free core in the room's
 centre so a drone can fly through (in corridors whole footprints stay off the centre strip).
 Flat items (rugs) form their own layer: other furniture may stand on them, but rugs never
-overlap each other or a door keep-out.
+overlap each other or a door keep-out. Standing items keep a room's doors joined by 1 m
+passages (`twinsim.scene.furniture.passages`), so ground robots cross every room.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from twinsim.scene.furniture.catalogue import BUILDERS, CATALOGUE, KITCHENETTE
 from twinsim.scene.furniture.kit import FurnitureItem, Palette, uniform
 from twinsim.scene.furniture.living import chair, table
+from twinsim.scene.furniture.passages import Passages
 from twinsim.scene.furniture.storage import nightstand
 from twinsim.scene.layout import Rect
 from twinsim.scene.spec import DoorSpec, RoomType
@@ -109,9 +111,11 @@ class _Placer:
         self.corridor = room_type == "corridor"
         self.rng = rng
         self.placed: list[Placement] = []
+        self.passages = Passages(self.inner, self.keepouts)
 
     def fits(self, p: Placement) -> bool:
-        """Inside the room, out of door keep-outs and other items; tall parts out of the core."""
+        """Inside the room, out of door keep-outs and other items; tall parts out of the core;
+        standing items leave the doors joined."""
         b = p.bounds()
         inner = self.inner
         if b.x0 < inner.x0 - 1e-9 or b.y0 < inner.y0 - 1e-9:
@@ -125,9 +129,17 @@ class _Placer:
         tall = p.tall_bounds()
         if tall is not None and _overlap(tall, self.core):
             return False
-        return not any(
+        if any(
             _overlap(b, q.bounds(), ITEM_GAP) for q in self.placed if q.item.flat == p.item.flat
-        )
+        ):
+            return False
+        return p.item.flat or self.passages.keeps(b)
+
+    def _accept(self, p: Placement) -> None:
+        """Keep a placement that fits."""
+        self.placed.append(p)
+        if not p.item.flat:
+            self.passages.add(p.bounds())
 
     def _pose(self, item: FurnitureItem, where: str) -> tuple[float, float, float] | None:
         """A random candidate pose for `item`, or None if it cannot fit that way at all."""
@@ -174,7 +186,7 @@ class _Placer:
                 continue
             p = Placement(item, round(pose[0], 3), round(pose[1], 3), pose[2])
             if self.fits(p):
-                self.placed.append(p)
+                self._accept(p)
                 return p
         return None
 
@@ -190,7 +202,7 @@ class _Placer:
             yaw = math.pi
         p = Placement(item, round(x, 3), round(y, 3), yaw)
         if self.fits(p):
-            self.placed.append(p)
+            self._accept(p)
 
 
 def _companions(placer: _Placer, name: str, parent: Placement, pal: Palette, p_keep: float) -> None:

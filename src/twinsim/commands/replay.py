@@ -33,8 +33,8 @@ def _sensor_fields(option: str, assignments: list[str]) -> dict[str, dict]:
             value = parse_yaml(raw)
         except TextDataError:
             raise ConfigError(
-                f"{option} {excerpt(item)}: the value is not valid YAML (a number, a word, "
-                "or a list such as [0, -20, 0])"
+                f"{option} {excerpt(item)}: the value {excerpt(raw)} is not valid YAML (a "
+                "number, a word, or a list such as [0, -20, 0])"
             ) from None
         sensors.setdefault(name, {})[field] = value
     return sensors

@@ -19,6 +19,7 @@ from scipy.interpolate import CubicSpline
 from scipy.ndimage import minimum_filter1d
 
 from twinsim.errors import TwinsimError
+from twinsim.robots.tour import PlanningError
 from twinsim.scene.spec import PathPoint
 
 _PROFILE_DT_S = 0.01
@@ -134,7 +135,7 @@ def parametrize(
         speed = np.linalg.norm(ref.vel, axis=1)
         if speed.max() <= limits.max_speed_mps and np.abs(ref.yaw_rate).max() <= max_yaw_rate:
             return points
-    raise TwinsimError(
+    raise PlanningError(  # a path this world's draw gave: a redraw may time another
         f"could not time a {sum(c.length_m for c in curves):.1f} m path within speed "
         f"{limits.max_speed_mps} m/s and yaw rate {limits.max_yaw_rate_dps} deg/s"
     )

@@ -29,7 +29,7 @@ run: install
 
 test: install
 	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile
 
 bench: install
 	$(VENV)/bin/python benchmarks/frame_cost.py

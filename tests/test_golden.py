@@ -9,8 +9,9 @@ scene format 3 fixed the robots' hinge ranges (the drone's pitch and roll limits
 MuJoCo as 0.44° instead of 0.44 rad, so it could not tilt) and every robot gained its
 `contacts` stream, and again when round geoms were drawn within 1 mm of their exact surface
 (`engine/round_meshes.py`) and furniture began to keep a passage between a room's doors
-(this world's layout changed; poses, IMU and LiDAR of a same layout did not). The hashes hold for the MuJoCo and NumPy versions `pyproject.toml` pins;
-upgrading either is a deliberate change that records them anew.
+(this world's layout changed; poses, IMU and LiDAR of a same layout did not). The hashes
+hold for the MuJoCo and NumPy versions `pyproject.toml` pins; upgrading either is a
+deliberate change that records them anew.
 """
 
 from __future__ import annotations

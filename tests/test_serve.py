@@ -191,17 +191,21 @@ def test_a_client_times_out_on_a_server_that_is_gone():
         client.hello()
 
 
+def _serve_bound_to(port, tmp_path) -> subprocess.CompletedProcess:
+    """`twinsim serve` told to bind 127.0.0.1:`port` (it should refuse at once)."""
+    command = [TWINSIM, "serve", "tiny", "--out", str(tmp_path / "e")]
+    return subprocess.run(
+        [*command, "--bind", f"tcp://127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
 def test_serve_refuses_a_taken_port_in_one_line(tmp_path):
     with zmq.Context() as context, context.socket(zmq.REP) as taken:
-        port = taken.bind_to_random_port("tcp://127.0.0.1")
-        command = [TWINSIM, "serve", "tiny", "--out", str(tmp_path / "e")]
-        done = subprocess.run(
-            [*command, "--bind", f"tcp://127.0.0.1:{port}"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, "COLUMNS": "200"},
-        )
+        done = _serve_bound_to(taken.bind_to_random_port("tcp://127.0.0.1"), tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().startswith("error: cannot bind") and "\n" not in done.stderr.strip()
 
@@ -236,14 +240,7 @@ def test_a_client_cannot_record_outside_the_episodes_folder(tmp_path, gl_backend
 
 @pytest.mark.parametrize("port", ["99999", "-1", "0x50", ""])
 def test_serve_refuses_a_port_out_of_range_in_one_line(port, tmp_path):
-    command = [TWINSIM, "serve", "tiny", "--out", str(tmp_path / "e")]
-    done = subprocess.run(
-        [*command, "--bind", f"tcp://127.0.0.1:{port}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    done = _serve_bound_to(port, tmp_path)
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip()
     assert line.startswith("error: cannot bind") and "1-65535" in line and "\n" not in line

@@ -15,7 +15,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from live_truth import KINDS, MOBILE, SETS, RecordedTruth, odometry_vs_pose_difference, served
+from live_truth import (
+    KINDS,
+    MOBILE,
+    SETS,
+    WHEELBOT,
+    RecordedTruth,
+    odometry_vs_pose_difference,
+    served,
+)
 from twinsim import Session
 from twinsim.closedloop.gym_env import TwinsimNavEnv
 from twinsim.config import load_config
@@ -122,13 +130,25 @@ def test_served_observations_are_the_recorded_rows_for_every_kind(config, tmp_pa
     _assert_observed_as_recorded(observations, open_sequence(path))
 
 
-@pytest.mark.parametrize("kind", ["drone", "omni", "diff_drive", "quadruped"])
+#: every kind the gym drives (it acts with velocity commands: the arm takes none)
+GYM_KINDS = {
+    "drone": ("tiny", []),
+    "omni": ("tiny", []),
+    "diff_drive": ("tiny", []),
+    "quadruped": ("tiny", []),
+    "mjcf": ("tiny", [f"robot.path={WHEELBOT}", "robot.base=planar", "robot.mount=cam_site"]),
+    "car": ("town", ["traffic.vehicles=0"]),
+}
+
+
+@pytest.mark.parametrize("kind", GYM_KINDS)
 def test_gym_observations_are_the_recorded_rows(kind, tmp_path, gl_backend):
     """The gym Env's `velocity` is the recorded odometry at the step's stamp (float32), its
     `depth` the latest frame recorded during the step (before its stamp) and its `pointgoal`
     what the recorded pose gives."""
-    sets = ["sensors.cam0.width=32", "sensors.cam0.height=24", "sim.duration_s=4"]
-    env = TwinsimNavEnv("tiny", sets, robot_kind=kind, record_dir=tmp_path)
+    preset, extra = GYM_KINDS[kind]
+    sets = ["sensors.cam0.width=32", "sensors.cam0.height=24", "sim.duration_s=4", *extra]
+    env = TwinsimNavEnv(preset, sets, robot_kind=kind, record_dir=tmp_path)
     stamps = []
     step = env.session.step
 
@@ -162,15 +182,29 @@ def test_gym_observations_are_the_recorded_rows(kind, tmp_path, gl_backend):
     assert np.abs(results[-1]["velocity"]).max() > 0.05
 
 
+#: the car, in a town of its own, with poses and odometry at the physics rate
+CAR_SETS = [
+    *("robot.kind=car", "traffic.vehicles=2", "sensors.cam0.width=32"),
+    *("sensors.cam0.height=24", "groundtruth.pose_rate_hz=240"),
+    "groundtruth.odometry_rate_hz=240",
+]
+
+
 def test_car_session_observations_are_the_recorded_rows(tmp_path, gl_backend):
-    sets = ["robot.kind=car", "traffic.vehicles=2", "sensors.cam0.width=32"]
-    sets += ["sensors.cam0.height=24", "groundtruth.pose_rate_hz=240"]
-    sets += ["groundtruth.odometry_rate_hz=240"]
-    cfg = load_config("town", sets, seed=3, duration_s=4.0)
-    session = Session(cfg, tmp_path)
+    session = Session(load_config("town", CAR_SETS, seed=3, duration_s=4.0), tmp_path)
     first = session.reset()
     observations = [first, *(session.step({"velocity": {"vx": 3.0}}) for _ in range(STEPS))]
     seq = open_sequence(session.close())
     _assert_observed_as_recorded(observations, seq, names=("robot",))
     assert np.all(odometry_vs_pose_difference(seq).max(axis=0) < TOLERANCE)
+    assert np.linalg.norm(observations[-1].robots["robot"].velocity[:3]) > 0.5
+
+
+def test_served_car_observations_are_the_recorded_rows(tmp_path, gl_backend):
+    cfg = load_config("town", CAR_SETS, seed=3, duration_s=4.0)
+    with served(Session(cfg, tmp_path / "episodes")) as (_, client):
+        first = client.reset(seed=3)
+        observations = [first, *(client.step({"velocity": {"vx": 3.0}}) for _ in range(STEPS))]
+        path = client.close()
+    _assert_observed_as_recorded(observations, open_sequence(path), names=("robot",))
     assert np.linalg.norm(observations[-1].robots["robot"].velocity[:3]) > 0.5

@@ -91,9 +91,11 @@ LIDAR_SETS = [
 ]
 
 
-def _start_bridge(env: dict, out: Path, sets: list[str], *extra: str) -> subprocess.Popen:
-    """`twinsim ros1-bridge tiny` with these overrides, in a process group of its own."""
-    cmd = [str(TWINSIM), "ros1-bridge", "tiny", "--out", str(out), "--seed", "3", *extra]
+def _start_bridge(
+    env: dict, out: Path, sets: list[str], *extra: str, preset: str = "tiny"
+) -> subprocess.Popen:
+    """`twinsim ros1-bridge PRESET` with these overrides, in a process group of its own."""
+    cmd = [str(TWINSIM), "ros1-bridge", preset, "--out", str(out), "--seed", "3", *extra]
     cmd += [a for s in sets for a in ("--set", s)]
     return subprocess.Popen(
         cmd,
@@ -201,25 +203,17 @@ def test_free_running_sim_time_follows_the_real_time_factor(ros_env, tmp_path):
 TRUTH_LISTENER = Path(__file__).parent / "data" / "ros1_truth_listener.py"
 
 
-def test_tf_and_odom_are_the_recorded_rows_for_every_kind(ros_env, tmp_path):
-    """Every /tf transform and /odom message of every robot kind equals, field by field, the
-    `groundtruth_body` and `odometry` rows the same step recorded (stamp, frame, pose, twist
-    in the body frame: linear then angular)."""
-    out, report = tmp_path / "episodes", tmp_path / "received.json"
-    bridge = _start_bridge(ros_env, out, [*SETS, "sim.duration_s=6"], "--timeout", "2")
-    node = [str(TRUTH_LISTENER), ",".join(KINDS), ",".join(MOBILE), "10", str(report)]
-    log = _run_node(ros_env, bridge, node, 120)
-    assert "ended by timeout" in log
-    received = json.loads(report.read_text())
-    seq = open_sequence(out / "episode-0000")
-    checked = {name: 0 for name in KINDS}
+def _check_truth(received: dict, seq, names) -> None:
+    """Every /odom message and /tf transform of each robot equals, field by field, the
+    `groundtruth_body` and `odometry` rows its stamp recorded."""
+    checked = {name: 0 for name in names}
     for name, t_ns, parent, child, *values in received["odom"]:
         assert (parent, child) == ("world", f"{name}/base_link")
         T = np.eye(4)
         T[:3, :3], T[:3, 3] = quat_xyzw_to_matrix(values[3:7]), values[:3]
         checked[name] += RecordedTruth.of(seq, name).check(t_ns, T, np.array(values[7:]), name)
     assert min(checked.values()) >= 9, checked
-    poses = {name: RecordedTruth.of(seq, name).poses for name in KINDS}
+    poses = {name: RecordedTruth.of(seq, name).poses for name in names}
     on_tf = 0
     for t_ns, parent, child, *values in received["tf"]:
         name = child.removesuffix("/base_link")
@@ -229,4 +223,25 @@ def test_tf_and_odom_are_the_recorded_rows_for_every_kind(ros_env, tmp_path):
         np.testing.assert_array_equal(values[:3], T[:3, 3])
         np.testing.assert_allclose(quat_xyzw_to_matrix(values[3:]), T[:3, :3], atol=1e-12)
         on_tf += 1
-    assert on_tf >= 9 * len(KINDS)
+    assert on_tf >= 9 * len(names)
+
+
+def test_tf_and_odom_are_the_recorded_rows_for_every_kind(ros_env, tmp_path):
+    """Every /tf transform and /odom message of every robot kind equals, field by field, the
+    `groundtruth_body` and `odometry` rows the same step recorded (stamp, frame, pose, twist
+    in the body frame: linear then angular); the apartment's kinds, then the car's town."""
+    out, report = tmp_path / "episodes", tmp_path / "received.json"
+    bridge = _start_bridge(ros_env, out, [*SETS, "sim.duration_s=6"], "--timeout", "2")
+    node = [str(TRUTH_LISTENER), ",".join(KINDS), ",".join(MOBILE), "10", str(report), "0.25"]
+    log = _run_node(ros_env, bridge, node, 120)
+    assert "ended by timeout" in log
+    _check_truth(json.loads(report.read_text()), open_sequence(out / "episode-0000"), KINDS)
+
+    out, report = tmp_path / "car", tmp_path / "car.json"
+    sets = ["robot.kind=car", "traffic.vehicles=0", "sensors.cam0.width=32"]
+    sets += ["sensors.cam0.height=24", "sim.duration_s=6"]
+    bridge = _start_bridge(ros_env, out, sets, "--timeout", "2", preset="town")
+    node = [str(TRUTH_LISTENER), "robot", "robot", "10", str(report), "3"]
+    log = _run_node(ros_env, bridge, node, 120)
+    assert "ended by timeout" in log
+    _check_truth(json.loads(report.read_text()), open_sequence(out / "episode-0000"), ["robot"])

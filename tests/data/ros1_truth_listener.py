@@ -1,9 +1,10 @@
 """A plain rospy node (run by /usr/bin/python3): steer the mobile robots of a lock-step bridge
 and keep every /tf transform and every robot's /odom it receives, for the truth cross-check.
 
-argv: robots (comma-separated) mobile (comma-separated) steps out.json. Each new /odom of the
-first robot is answered with a Twist to every mobile robot (resent when the bridge is quiet);
-after `steps` such stamps the node stops commanding and writes what it received.
+argv: robots (comma-separated) mobile (comma-separated) steps out.json vx. Each new /odom of
+the first robot is answered with a Twist (forward at vx, turning) to every mobile robot (resent
+when the bridge is quiet); after `steps` such stamps the node stops commanding and writes what
+it received.
 """
 
 import json
@@ -40,11 +41,12 @@ def on_odom(robot):
 
 rospy.init_node("truth_listener", disable_signals=True)
 rospy.Subscriber("/tf", TFMessage, on_tf, queue_size=1000)
+ns = {name: f"/{name}/" if len(robots) > 1 else "/" for name in robots}  # as the bridge names
 for name in robots:
-    rospy.Subscriber(f"/{name}/odom", Odometry, on_odom(name), queue_size=1000)
-publishers = [rospy.Publisher(f"/{name}/cmd_vel", Twist, queue_size=10) for name in mobile]
+    rospy.Subscriber(f"{ns[name]}odom", Odometry, on_odom(name), queue_size=1000)
+publishers = [rospy.Publisher(f"{ns[name]}cmd_vel", Twist, queue_size=10) for name in mobile]
 command = Twist()
-command.linear.x, command.linear.z, command.angular.z = 0.25, 0.1, 0.4
+command.linear.x, command.linear.z, command.angular.z = float(sys.argv[5]), 0.1, 0.4
 answered, last_sent, deadline = set(), 0.0, time.monotonic() + 90
 while time.monotonic() < deadline:
     time.sleep(0.002)

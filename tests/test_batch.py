@@ -134,6 +134,7 @@ def test_unreachable_ray_address_is_one_line(tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+@pytest.mark.slow
 def test_ray_killed_midway_resumes_to_the_same_bytes(local_dataset):
     """The driver on a local Ray instance is SIGKILLed (its whole process group) once a job
     is done, run again, and ends with a complete dataset whose outputs are the local

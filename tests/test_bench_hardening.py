@@ -62,6 +62,7 @@ def strict_json(path: Path):
     return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_costs_only_its_trial_and_is_retried(dynamic_sequence, tmp_path):
     marker = tmp_path / "killed.txt"
     killer = method_yaml(tmp_path, "killer", KILLER, f"{{trial_index}} {marker}")

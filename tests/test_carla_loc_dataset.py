@@ -60,6 +60,7 @@ def test_twin_variations_name_carla_loc_conditions(variations, expected):
     assert condition(variations) == expected
 
 
+@pytest.mark.slow
 def test_a_small_template_gives_twins_of_one_drive_and_carla_loc_tables(gl_backend, tmp_path):
     plan = {
         "runs": {

@@ -104,6 +104,7 @@ def test_coverage_is_what_the_camera_cone_saw():
     assert result.summary["metrics"]["coverage"]["covered_m2"] <= ring_m2
 
 
+@pytest.mark.slow
 def test_frontier_explorer_covers_the_tiny_world(tmp_path):
     """From its own depth map, the explorer sees 80 % of the reachable floor before the time
     limit; the recorded episode validates and its coverage series is written beside it."""

@@ -100,6 +100,7 @@ def test_a_policy_that_exits_or_falls_silent_is_a_failed_trial(zmq_run):
     assert silent["wall_s"] < 20 and seconds < 150, (silent, seconds)  # no hang
 
 
+@pytest.mark.slow
 def test_a_ros1_policy_reaches_the_goal_in_navbench(tmp_path, gl_backend):
     policy = _yaml(
         tmp_path / "ros.yaml",

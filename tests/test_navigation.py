@@ -92,6 +92,7 @@ def _navbench(out: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_navbench_writes_table_one_and_resumes(tmp_path, gl_backend):
     out = tmp_path / "nb"
     done = _navbench(out)

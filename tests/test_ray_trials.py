@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from test_bench import crash_yaml
@@ -24,6 +25,7 @@ def _rows(path: Path) -> dict[tuple[str, str], dict]:
         return {(r["method"], r["trial"]): r for r in csv.DictReader(f)}
 
 
+@pytest.mark.slow
 def test_bench_trials_on_ray_score_what_local_processes_score(dynamic_sequence, tmp_path):
     methods = ["rgbd_odometry", str(crash_yaml(tmp_path))]
     local = bench(methods, [dynamic_sequence], 2, tmp_path / "local", workers=1)
@@ -36,6 +38,7 @@ def test_bench_trials_on_ray_score_what_local_processes_score(dynamic_sequence, 
     assert sum(not r.ok for r in on_ray.results) == sum(not r.ok for r in local.results) == 2
 
 
+@pytest.mark.slow
 def test_a_navbench_trial_on_ray_is_the_local_one(gl_backend, tmp_path):
     spec = NavBenchSpec(("planner",), ("apartment",), ("none",), trials=1, duration_s=20.0)
     spec = NavBenchSpec(**{**spec.__dict__, "goal_m": (2.0, 4.0), "preset": "tiny"})

@@ -151,6 +151,7 @@ def pointnav():
     env.close()
 
 
+@pytest.mark.slow
 def test_pointnav_resets_for_every_seed(pointnav, gl_backend):
     """Seed 2's omni started in a pocket between furniture and a wall (farthest reachable
     point 0.64 m: TaskError), seed 4's drone found no start clear of the walkers

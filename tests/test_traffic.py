@@ -178,6 +178,7 @@ def _guards(net, crosswalk) -> list[int]:
     )
 
 
+@pytest.mark.slow
 def test_the_same_config_gives_the_same_traffic(scene):
     again = build_scene(load_config("town", TOWN, seed=1, duration_s=20.0))
     assert again.to_json() == scene.to_json()

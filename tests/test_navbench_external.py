@@ -139,38 +139,19 @@ def test_a_bad_policy_yaml_is_refused_in_one_line(tmp_path, fields, says):
 
 
 def test_twinsim_serve_runs_no_task_and_sends_none(tmp_path, gl_backend):
-    import threading
-
+    from live_truth import served
     from twinsim.closedloop import protocol
-    from twinsim.closedloop.client import TwinsimClient
-    from twinsim.closedloop.server import Server
     from twinsim.closedloop.session import Session
     from twinsim.config import load_config
 
     cfg = load_config(
         "tiny", ["robot.kind=omni", "sensors.cam0.width=32", "sensors.cam0.height=24"]
     )
-    session = Session(cfg, record=False)
-    server = Server(session, "tcp://127.0.0.1:*")
-
-    def serve() -> None:
-        try:
-            server.serve()
-        finally:
-            session.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        with TwinsimClient(server.address, timeout_s=20) as client:
-            hello = client.hello()
-            assert (hello["protocol"], hello["protocol_minor"]) == (1, protocol.MINOR)
-            client.reset(seed=1)
-            assert client.task is None
-            client.step({"velocity": {"vx": 0.1}})
-            assert client.task is None
-            client.close()
-    finally:
-        server.stop()
-        thread.join(timeout=10)
-        server.close()
+    with served(Session(cfg, record=False)) as (_, client):
+        hello = client.hello()
+        assert (hello["protocol"], hello["protocol_minor"]) == (1, protocol.MINOR)
+        client.reset(seed=1)
+        assert client.task is None
+        client.step({"velocity": {"vx": 0.1}})
+        assert client.task is None
+        client.close()

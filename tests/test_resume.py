@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ from conftest import digest_folder
 from test_golden import OVERRIDES as GOLDEN
 from twinsim.cli import app
 from twinsim.config import load_config
-from twinsim.resume import read_checkpoint, resume
+from twinsim.resume import read_checkpoint, resume, write_checkpoint
 from twinsim.sequence import validate_sequence
 from twinsim.sequence.writer import lock_folder
 from twinsim.sim import run
@@ -133,8 +134,15 @@ def test_a_changed_log_or_a_garbled_checkpoint_is_refused(tmp_path, drone):
     head, *values = lines[5].split(",")
     lines[5] = ",".join([head, repr(float(values[0]) + 1e-9), *values[1:]])
     table.write_text("".join(lines))
+    before = digest_folder(changed)
+    _refusal(
+        ["run", "--resume", str(changed)], "robot_state/data.csv", "edited after its checkpoint"
+    )
+    assert digest_folder(changed) == before  # refused before anything was written
+    # the same edit with the checkpoint's ledger made to agree: the physics replay catches it
+    _vouch_for(changed, "robot_state/data.csv")
     _refusal(["run", "--resume", str(changed)], "differs from the interrupted run")
-    assert (changed / "INCOMPLETE").exists()  # refused before anything was written
+    assert (changed / "INCOMPLETE").exists()
 
     garbled = Path(shutil.copytree(source, tmp_path / "garbled"))
     data = bytearray((garbled / "resume.npz").read_bytes())
@@ -145,6 +153,48 @@ def test_a_changed_log_or_a_garbled_checkpoint_is_refused(tmp_path, drone):
     text = (scene / "scene.json").read_text()
     (scene / "scene.json").write_text(text.replace('"seed"', '"seed" ', 1))
     _refusal(["run", "--resume", str(scene)], "scene.json: is not the scene")
+
+
+def _vouch_for(folder: Path, rel: str) -> None:
+    """Rewrite the checkpoint's ledger entry of `rel` to the file's present bytes."""
+    checkpoint = read_checkpoint(folder)
+    entry = checkpoint.contents[rel]
+    entry[0] = zlib.crc32((folder / rel).read_bytes()[entry[3] : entry[1]])
+    write_checkpoint(folder, checkpoint)
+
+
+def test_files_edited_after_the_checkpoint_are_refused(tmp_path, drone):
+    """A resume keeps what was written before the checkpoint and checksums it into the
+    finished folder: an edited ground-truth row, a deleted or a grown frame would be vouched
+    for by `validate` afterwards, so each is refused, with the folder left as it was."""
+    _, _, source = drone
+    ledger = read_checkpoint(source).contents
+    assert ledger["groundtruth_body/data.csv"][2] == 1 and ledger["cam0/rgb/000000.png"][2] == 0
+
+    edited = Path(shutil.copytree(source, tmp_path / "edited"))
+    table = edited / "groundtruth_body" / "data.csv"
+    text = table.read_text()
+    row = text.splitlines()[3]
+    table.write_text(text.replace(row, row[:-1] + ("1" if row[-1] != "1" else "2"), 1))
+    before = digest_folder(edited)
+    _refusal(["run", "--resume", str(edited)], "groundtruth_body/data.csv", "edited after")
+    assert digest_folder(edited) == before
+
+    deleted = Path(shutil.copytree(source, tmp_path / "deleted"))
+    (deleted / "cam0" / "rgb" / "000001.png").unlink()
+    before = digest_folder(deleted)
+    _refusal(["run", "--resume", str(deleted)], "cam0/rgb/000001.png: missing")
+    assert digest_folder(deleted) == before
+
+    grown = Path(shutil.copytree(source, tmp_path / "grown"))
+    with (grown / "cam0" / "depth" / "000000.npy").open("ab") as f:
+        f.write(b"\0")
+    _refusal(["run", "--resume", str(grown)], "cam0/depth/000000.npy", "the checkpoint saw")
+
+    # rows appended after the checkpoint are the interrupted run's own: cut back, not refused
+    assert (source / "groundtruth_body" / "data.csv").stat().st_size > ledger[
+        "groundtruth_body/data.csv"
+    ][1]
 
 
 def test_checkpoints_wait_for_a_lidar_sweep_to_end(drone):
@@ -175,7 +225,7 @@ def test_a_refused_resume_leaves_the_folder_as_it_was(tmp_path, drone):
     table = short / "robot_state" / "data.csv"
     table.write_text("".join(table.read_text().splitlines(keepends=True)[:20]))
     before = digest_folder(short)
-    _refusal(["run", "--resume", str(short)], "robot_state", "rows, the checkpoint")
+    _refusal(["run", "--resume", str(short)], "robot_state/data.csv", "the checkpoint saw")
     assert digest_folder(short) == before  # nothing cut back
 
     missing = Path(shutil.copytree(source, tmp_path / "missing"))

@@ -2,11 +2,13 @@
 
 Every `output.checkpoint_s` of simulated time the loop writes `resume.npz` into the folder it
 is recording: the step it has reached, each stream's state (`SequenceWriter.checkpoint`: count,
-last stamp, sizes of its appended files) and each sensor recorder's (`SensorRecorder
-.checkpoint`). A resumed run rebuilds the world from the config the checkpoint keeps (its
-scene and metadata must come out as the folder has them), checks what it can before changing
-anything (no link or FIFO in the folder, a state for every stream, the logged rows; the
-writer then holds the folder's lock), cuts every stream back to the checkpoint,
+last stamp, sizes of its appended files), the CRC-32 and size of every file written so far
+(`SequenceWriter.contents`) and each sensor recorder's state (`SensorRecorder.checkpoint`). A
+resumed run rebuilds the world from the config the checkpoint keeps (its scene and metadata
+must come out as the folder has them), checks what it can before changing anything (no link
+or FIFO in the folder, a state for every stream, every file the checkpoint vouches for as it
+saw it, the logged rows; the writer then holds the folder's lock), cuts every stream back to
+the checkpoint,
 gives the recorders their state, and replays the physics and the controllers up to the
 checkpoint without rendering, checking each recorded step against the logged `robot_state`
 row (so a resume that would diverge is refused, never written). From there it records as the
@@ -27,6 +29,7 @@ import numpy as np
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.scene.spec import SceneSpec
 from twinsim.sequence.layout import INCOMPLETE, METADATA, RESUME, RESUME_TMP, TABLE_FILE
+from twinsim.sequence.ledger import Ledger, check_ledger, ledger_problems
 from twinsim.sequence.reader import read_metadata
 from twinsim.sequence.tables import format_row
 from twinsim.sequence.validate import special_entries
@@ -34,7 +37,8 @@ from twinsim.sequence.validate import special_entries
 if TYPE_CHECKING:
     from twinsim.scene.spec import SceneSpec
 
-_FORMAT = 1
+#: 2: `contents`, the ledger of the files written before the checkpoint
+_FORMAT = 2
 _SENSOR = "sensor."
 
 
@@ -42,12 +46,14 @@ _SENSOR = "sensor."
 class Checkpoint:
     """A run's state at the boundary before physics step `step`, and its config as JSON in
     the order it was given (`metadata.json` sorts keys, and the order of a mapping such as
-    `people.motions` or `robots` is part of what a config generates)."""
+    `people.motions` or `robots` is part of what a config generates), and the ledger of the
+    files written before it."""
 
     step: int
     writer: dict[str, dict]
     sensors: dict[str, np.ndarray]
     config: str
+    contents: Ledger
 
 
 def write_checkpoint(folder: Path, checkpoint: Checkpoint) -> None:
@@ -59,6 +65,7 @@ def write_checkpoint(folder: Path, checkpoint: Checkpoint) -> None:
         "step": np.array(checkpoint.step, np.int64),
         "writer": np.frombuffer(writer, np.uint8),
         "config": np.frombuffer(checkpoint.config.encode(), np.uint8),
+        "contents": np.frombuffer(json.dumps(checkpoint.contents).encode(), np.uint8),
     }
     tmp = folder / RESUME_TMP
     try:
@@ -89,10 +96,12 @@ def read_checkpoint(folder: Path) -> Checkpoint:
         config = arrays["config"].tobytes().decode()
         if not isinstance(json.loads(config), dict):
             raise ValueError("config is not a mapping")
+        contents = json.loads(arrays["contents"].tobytes().decode())
+        check_ledger(contents)
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
         raise OutputFolderError(f"{path}: cannot be read ({exc})") from None
     sensors = {k[len(_SENSOR) :]: v for k, v in arrays.items() if k.startswith(_SENSOR)}
-    return Checkpoint(step, writer, sensors, config)
+    return Checkpoint(step, writer, sensors, config, contents)
 
 
 def resume(folder: str | Path, progress=None) -> Path:
@@ -128,6 +137,13 @@ def _check_before_cutting(
         odd = sorted(listed ^ set(checkpoint.writer))
         raise OutputFolderError(
             f"{folder}: the checkpoint and {METADATA} list different streams ({', '.join(odd)})"
+        )
+    changed = ledger_problems(folder, checkpoint.contents)
+    if changed:
+        more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+        raise OutputFolderError(
+            f"{folder}/{changed[0]}{more}: cannot resume a folder edited after its checkpoint; "
+            "run it again"
         )
     streams = {r.name: scene.stream_prefix(r.name) + "robot_state" for r in scene.robots}
     LoggedStates(folder, streams, start, checkpoint.step)

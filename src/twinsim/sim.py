@@ -225,7 +225,10 @@ def _fly(
         if period and k >= due:
             state = recorder.checkpoint()
             if state is not None:
-                write_checkpoint(writer.path, Checkpoint(k, writer.checkpoint(), state, config))
+                streams = writer.checkpoint()
+                write_checkpoint(
+                    writer.path, Checkpoint(k, streams, state, config, writer.contents())
+                )
                 due = k + period
         world.pose_actors(k / hz, observed=recorder.observed(k))
         world.step_begin()

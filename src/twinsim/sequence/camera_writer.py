@@ -123,6 +123,9 @@ class CameraWriter(StreamWriter):
             "boxes_size": file_size(self.boxes),
         }
 
+    def appended_files(self) -> dict[Path, int]:
+        return {Path(self.frames.name): 0, Path(self.boxes.name): 0}
+
     def close(self) -> None:
         self.frames.close()
         self.boxes.close()

@@ -59,4 +59,3 @@ def sequence_containing(path: str | Path) -> Path | None:
         if (folder / METADATA).is_file() or (folder / INCOMPLETE).is_file():
             return folder
     return None
-

@@ -148,6 +148,11 @@ class RecordAppender:
         except OSError as exc:
             raise OutputFolderError(f"{path}: cannot be written ({exc})") from None
 
+    @property
+    def header_size(self) -> int:
+        """Bytes of the header, which `close` rewrites."""
+        return len(_npy_header(self.dtype, 0))
+
     def append(self, records: np.ndarray) -> None:
         if records.dtype != self.dtype:
             raise ValueError(

@@ -59,6 +59,11 @@ class StreamWriter(ABC):
         """What `resume` needs to continue the stream from here (JSON values): its count, last
         stamp and the sizes of its appended files; queued writes must have finished."""
 
+    @abstractmethod
+    def appended_files(self) -> dict[Path, int]:
+        """The files this stream appends to, each with the bytes at its head that closing the
+        stream rewrites (a checkpoint vouches for the bytes between those and its end)."""
+
 
 class TableWriter(StreamWriter):
     """`<stream>/data.csv`: header t_ns + columns, one float64 row a sample, flushed at once."""
@@ -95,6 +100,9 @@ class TableWriter(StreamWriter):
 
     def checkpoint(self) -> dict:
         return {"count": self.count, "last_t_ns": self.last_t_ns, "size": file_size(self.file)}
+
+    def appended_files(self) -> dict[Path, int]:
+        return {Path(self.file.name): 0}
 
     def close(self) -> None:
         self.file.close()
@@ -146,6 +154,9 @@ class LidarWriter(StreamWriter):
     def checkpoint(self) -> dict:
         return {"count": self.count, "last_t_ns": self.last_t_ns, "size": file_size(self.scans)}
 
+    def appended_files(self) -> dict[Path, int]:
+        return {Path(self.scans.name): 0}
+
     def close(self) -> None:
         self.scans.close()
 
@@ -190,6 +201,9 @@ class EventWriter(StreamWriter):
         self.records.flush()
         return {"count": self.count, "last_t_ns": self.last_t_ns}
 
+    def appended_files(self) -> dict[Path, int]:
+        return {self.records.path: self.records.header_size}
+
     def close(self) -> None:
         self.records.close()
 
@@ -230,6 +244,9 @@ class ContactWriter(StreamWriter):
     def checkpoint(self) -> dict:
         self.records.flush()
         return {"count": self.count, "last_t_ns": self.last_t_ns}
+
+    def appended_files(self) -> dict[Path, int]:
+        return {self.records.path: self.records.header_size}
 
     def close(self) -> None:
         self.records.close()
@@ -297,6 +314,9 @@ class FilesWriter(StreamWriter):
     def checkpoint(self) -> dict:
         index = None if self.index is None else self.index.checkpoint()
         return {"index": index, "files": sorted(self._written)}
+
+    def appended_files(self) -> dict[Path, int]:
+        return {} if self.index is None else self.index.appended_files()
 
     def close(self) -> None:
         if self.index is not None:

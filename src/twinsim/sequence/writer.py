@@ -41,6 +41,7 @@ from twinsim.sequence.layout import (
     check_stream_name,
     sequence_containing,
 )
+from twinsim.sequence.ledger import ContentLedger, Ledger
 from twinsim.sequence.scans import LidarScan
 from twinsim.sequence.stream_writers import (
     ContactWriter,
@@ -112,6 +113,7 @@ class SequenceWriter:
         self._resume = resume
         self._streams: dict[str, StreamWriter] = {}
         self._queue = WriteQueue(image_workers)
+        self._ledger = ContentLedger()
         self._closed = False
 
     def add_table(self, stream: str, columns: Sequence[str]) -> None:
@@ -191,6 +193,16 @@ class SequenceWriter:
         folder holds every sample written so far, complete."""
         self._queue.drain()
         return {name: stream.checkpoint() for name, stream in self._streams.items()}
+
+    def contents(self) -> Ledger:
+        """The CRC-32 and size of every file written so far (call right after `checkpoint`),
+        which a resume checks the folder against before it changes anything."""
+        appended = {
+            path.relative_to(self.path).as_posix(): head
+            for stream in self._streams.values()
+            for path, head in stream.appended_files().items()
+        }
+        return self._ledger.update(self.path, appended)
 
     def close(self, extra_metadata: dict | None = None) -> None:
         """Finish every write, record per-stream counts, mark complete and remove INCOMPLETE

@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 
 from conftest import digest_folder
 from test_golden import OVERRIDES as GOLDEN
+from twinsim.atomic import lock_folder
 from twinsim.cli import app
 from twinsim.config import load_config
 from twinsim.resume import read_checkpoint, resume, write_checkpoint
 from twinsim.sequence import validate_sequence
-from twinsim.sequence.writer import lock_folder
 from twinsim.sim import run
 
 TWINSIM = Path(sys.executable).parent / "twinsim"

@@ -1,13 +1,20 @@
-"""Files written whole or not at all: a temporary sibling, renamed over the target when done.
+"""Outputs written whole or not at all, by one writer at a time.
 
 Every single-file output (a preview, a scene graph, a plot, a report) goes through
-`atomic_file`, so a full disk, a read-only folder or a crash never leaves a truncated file that
-looks finished, and a writer that fails silently (OpenCV's `imwrite` returns False) is caught.
+`atomic_file`: a temporary sibling renamed over the target when done, so a full disk, a
+read-only folder or a crash never leaves a truncated file that looks finished, and a writer
+that fails silently (OpenCV's `imwrite` returns False) is caught. A folder being written (a
+sequence, a benchmark, an export) is held with `lock_folder`/`folder_lock`, so a second
+twinsim on the same folder is refused instead of interleaving with the first, and a folder a
+command goes on writing (a resume, a benchmark, a dataset) must hold only regular files and
+folders (`check_plain_folder`): a link would lead its writes out of it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -40,3 +47,54 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     """`path` holds `text` (UTF-8) in full, or is left as it was."""
     with atomic_file(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def lock_folder(path: Path) -> int:
+    """An exclusive lock on the folder `path` (`flock` on its descriptor, released when the
+    descriptor closes or the process dies), so a second writer, such as a second
+    `run --resume` of one folder, is refused instead of interleaving with the first."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise OutputFolderError(f"{path}: another twinsim is writing it; let it end") from None
+    return fd
+
+
+@contextmanager
+def folder_lock(path: Path) -> Iterator[None]:
+    """`lock_folder` held for the block."""
+    fd = lock_folder(path)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def special_entries(root: Path) -> list[str]:
+    """Every entry below `root` that is not a regular file or a folder (a link, a FIFO, a
+    socket, a device), one problem line each: twinsim's folders hold only what it wrote."""
+    problems = []
+    for folder, dirs, files in os.walk(root):
+        for name in sorted(dirs + files):
+            entry = Path(folder) / name
+            mode = entry.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                what = "a symbolic link"
+            elif stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                continue
+            else:
+                what = "not a regular file (a FIFO, socket or device)"
+            name = entry.relative_to(root).as_posix()
+            problems.append(f"{name}: {what}; only regular files and folders belong here")
+    return problems  # os.walk does not descend through links
+
+
+def check_plain_folder(root: Path, doing: str) -> None:
+    """Refuse (`OutputFolderError`, one line) to go on `doing` in `root` when it holds a link,
+    a FIFO, a socket or a device: writes would follow it out of the folder, reads would block."""
+    special = special_entries(root)
+    if special:
+        more = f" (and {len(special) - 1} more)" if len(special) > 1 else ""
+        raise OutputFolderError(f"{root}: cannot {doing}: {special[0]}{more}")

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from twinsim.atomic import check_plain_folder
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.scene.spec import SceneSpec
 from twinsim.sequence.layout import INCOMPLETE, METADATA, RESUME, RESUME_TMP, TABLE_FILE
 from twinsim.sequence.ledger import Ledger, check_ledger, ledger_problems
 from twinsim.sequence.reader import read_metadata
 from twinsim.sequence.tables import format_row
-from twinsim.sequence.validate import special_entries
 
 if TYPE_CHECKING:
     from twinsim.scene.spec import SceneSpec
@@ -129,9 +129,7 @@ def _check_before_cutting(
     """What can be checked before a stream is cut back to the checkpoint, so a refused resume
     leaves the folder as it was: no link or FIFO in it, a state for every stream the metadata
     lists, and the `robot_state` rows the physics replay is checked against."""
-    special = special_entries(folder)
-    if special:
-        raise OutputFolderError(f"{folder}: cannot resume: {special[0]}")
+    check_plain_folder(folder, "resume")
     listed = set(read_metadata(folder)["streams"])
     if listed != set(checkpoint.writer):
         odd = sorted(listed ^ set(checkpoint.writer))

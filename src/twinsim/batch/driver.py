@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from twinsim.atomic import check_plain_folder
 from twinsim.batch.executors import make_executor
 from twinsim.batch.jobs import STATE
 from twinsim.batch.manifest import new_manifest, read_manifest, reconcile, write_manifest
@@ -150,6 +151,7 @@ def run_batch(
     try:
         executor.check(jobs)
         out.mkdir(parents=True, exist_ok=True)
+        check_plain_folder(out, "write the dataset there")
         lock = _lock(out)
         try:
             return _drive(out, manifest, jobs, plan.retries, executor, progress)

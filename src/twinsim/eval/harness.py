@@ -24,7 +24,7 @@ from multiprocessing import get_context
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from twinsim.atomic import write_text_atomic
+from twinsim.atomic import check_plain_folder, folder_lock, write_text_atomic
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.eval.io import read_tum
 from twinsim.eval.methods import ESTIMATE_FILE, ExternalMethod, Method, MethodError, get_method
@@ -105,29 +105,34 @@ def bench(
         raise MethodError(f"methods must be given once each, got {', '.join(names) or 'none'}")
     seqs = _sequences(sequences)
     out = Path(out)
-    _prepare_output(out, methods, seqs, trials, seed)
-    exports = _exports(resolved.values(), seqs, out)
+    if not (out / MANIFEST).is_file():
+        check_output_folder(out)
+        out.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out):  # a second bench into `out` is refused while this one runs
+        check_plain_folder(out, "write the benchmark there")
+        _prepare_output(out, methods, seqs, trials, seed)
+        exports = _exports(resolved.values(), seqs, out)
 
-    pending = []
-    for spec, method in resolved.items():
-        for seq_name, seq_path in seqs.items():
-            for index in range(trials):
-                trial = Trial(method.name, seq_name, index)
-                status = read_status(trial.folder(out))
-                if status is None or not status.get("ok"):
-                    export = exports.get((method.name, seq_name))
-                    pending.append((spec, trial, seq_path, seed + index, export))
-    _run_pending(pending, out, workers, progress, ray)
+        pending = []
+        for spec, method in resolved.items():
+            for seq_name, seq_path in seqs.items():
+                for index in range(trials):
+                    trial = Trial(method.name, seq_name, index)
+                    status = read_status(trial.folder(out))
+                    if status is None or not status.get("ok"):
+                        export = exports.get((method.name, seq_name))
+                        pending.append((spec, trial, seq_path, seed + index, export))
+        _run_pending(pending, out, workers, progress, ray)
 
-    results = []
-    for method in resolved.values():
-        for seq_name, seq_path in seqs.items():
-            for index in range(trials):
-                trial = Trial(method.name, seq_name, index)
-                results.append(_evaluate(method, trial, seq_path, out))
-    report = BenchReport(out=out, results=results)
-    report.files = write_report(report, seqs, resolved)
-    return report
+        results = []
+        for method in resolved.values():
+            for seq_name, seq_path in seqs.items():
+                for index in range(trials):
+                    trial = Trial(method.name, seq_name, index)
+                    results.append(_evaluate(method, trial, seq_path, out))
+        report = BenchReport(out=out, results=results)
+        report.files = write_report(report, seqs, resolved)
+        return report
 
 
 def _sequences(sequences: Sequence[str | Path]) -> dict[str, Path]:
@@ -181,8 +186,6 @@ def _prepare_output(out: Path, methods, seqs: dict[str, Path], trials: int, seed
                 "same seed or use a new --out folder"
             )
     else:
-        check_output_folder(out)
-        out.mkdir(parents=True, exist_ok=True)
         previous_sequences = {}
     sequences = dict(previous_sequences)
     for name, path in seqs.items():

@@ -7,10 +7,12 @@ import inspect
 import json
 import os
 import shutil
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from twinsim._version import __version__
+from twinsim.atomic import folder_lock
 from twinsim.errors import SequenceError
 from twinsim.export.common import ExportError, Progress, no_progress
 from twinsim.sequence.reader import open_sequence
@@ -102,22 +104,28 @@ def export_sequence(
     replaced = _replaceable(final) if overwrite else None
     if replaced is None:
         check_output_folder(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    partial = final.with_name(f".{final.name}.partial-{os.getpid()}")
-    shutil.rmtree(partial, ignore_errors=True)
+    made = not final.exists()
     try:
-        written = Path(entry.exporter()(seq, partial, progress=progress, **options))
-        marker = {"format": fmt, "options": options, "robot": seq.robots[0]}
-        marker |= {"source": str(seq.path.resolve()), "twinsim_version": __version__}
-        (partial / EXPORT_MARKER).write_text(json.dumps(marker, default=str, indent=1) + "\n")
-        if replaced is not None:
-            shutil.rmtree(replaced)
-        elif final.is_dir():
-            final.rmdir()  # the empty folder check_output_folder accepted
-        partial.rename(final)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
+        final.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"{final}: cannot be created ({exc.strerror})") from None
+    partial = final.with_name(f".{final.name}.partial-{os.getpid()}")
+    with folder_lock(final):  # a second export to `final` is refused while this one runs
+        try:
+            shutil.rmtree(partial, ignore_errors=True)
+            written = Path(entry.exporter()(seq, partial, progress=progress, **options))
+            marker = {"format": fmt, "options": options, "robot": seq.robots[0]}
+            marker |= {"source": str(seq.path.resolve()), "twinsim_version": __version__}
+            (partial / EXPORT_MARKER).write_text(json.dumps(marker, default=str, indent=1) + "\n")
+            if replaced is not None:
+                shutil.rmtree(replaced)
+            os.rename(partial, final)  # over the empty folder held
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            if made:
+                with suppress(OSError):
+                    final.rmdir()  # the folder made to hold the lock
+            raise
     return final / written.relative_to(partial)  # what the exporter returned (a folder or file)
 
 

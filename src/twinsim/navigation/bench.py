@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twinsim.atomic import write_text_atomic
+from twinsim.atomic import check_plain_folder, folder_lock, write_text_atomic
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.eval.harness import Job, Progress, read_status, run_jobs, write_status
 from twinsim.sequence.writer import check_output_folder
@@ -167,19 +167,24 @@ def navbench(
         raise TwinsimError(f"--workers must be at least 1, got {workers}")
     out = Path(out)
     _check_configs(spec)
-    _prepare(out, spec)
-    jobs = []
-    for trial in spec.trials_list():
-        folder = trial.folder(out)
-        status = read_status(folder)
-        if status is None or not status.get("ok"):
-            args = (trial, spec, folder)
-            label = f"{trial.method} · {trial.world} · {trial.adversity} · trial {trial.index}"
-            jobs.append(Job(folder, label, run_nav_trial, args))
-    if jobs:  # an earlier report goes: killed now, the folder must not look finished
-        (out / "results.csv").unlink(missing_ok=True)
-    run_jobs(jobs, workers, progress, ray)
-    return write_navbench_report(out, spec)
+    if not (out / MANIFEST).is_file():
+        check_output_folder(out)
+        out.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out):  # a second navbench into `out` is refused while this one runs
+        check_plain_folder(out, "write the benchmark there")
+        _prepare(out, spec)
+        jobs = []
+        for trial in spec.trials_list():
+            folder = trial.folder(out)
+            status = read_status(folder)
+            if status is None or not status.get("ok"):
+                args = (trial, spec, folder)
+                label = f"{trial.method} · {trial.world} · {trial.adversity} · trial {trial.index}"
+                jobs.append(Job(folder, label, run_nav_trial, args))
+        if jobs:  # an earlier report goes: killed now, the folder must not look finished
+            (out / "results.csv").unlink(missing_ok=True)
+        run_jobs(jobs, workers, progress, ray)
+        return write_navbench_report(out, spec)
 
 
 def _check_configs(spec: NavBenchSpec) -> None:
@@ -221,9 +226,6 @@ def _prepare(out: Path, spec: NavBenchSpec) -> None:
                     f"{out}: was run with {key} {before[key]!r}, not {value!r}; resume with the "
                     "same options or use a new --out folder"
                 )
-    else:
-        check_output_folder(out)
-        out.mkdir(parents=True, exist_ok=True)
     data = {
         **fixed,
         "methods": list(spec.methods),

@@ -10,11 +10,10 @@ The checks themselves live in `twinsim.sequence.stream_checks`.
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from twinsim.atomic import special_entries
 from twinsim.errors import SequenceError
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.registry import SENSORS
@@ -88,25 +87,6 @@ def validate_sequence(path: str | Path, *, decode: bool = True) -> ValidationRep
     if "checksums" in metadata or (path / CHECKSUMS).exists():  # older sequences have none
         problems += checksum_problems(path)
     return ValidationReport(not problems, problems, checked)
-
-
-def special_entries(root: Path) -> list[str]:
-    """Every entry below `root` that is not a regular file or a folder (a link, a FIFO, a
-    socket, a device), one problem line each: a sequence holds only what its writer wrote."""
-    problems = []
-    for folder, dirs, files in os.walk(root):
-        for name in sorted(dirs + files):
-            entry = Path(folder) / name
-            mode = entry.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                what = "a symbolic link"
-            elif stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-                continue
-            else:
-                what = "not a regular file (a FIFO, socket or device)"
-            name = entry.relative_to(root).as_posix()
-            problems.append(f"{name}: {what}; a sequence holds only regular files and folders")
-    return problems  # os.walk does not descend through links
 
 
 def _check_stream(check: StreamCheck) -> None:

@@ -12,7 +12,6 @@ where the checkpoint saw it, so the finished folder is the one an uninterrupted 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -23,6 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from twinsim.atomic import lock_folder
 from twinsim.errors import OutputFolderError
 from twinsim.sequence.camera_writer import CameraWriter
 from twinsim.sequence.checksums import write_checksums
@@ -333,19 +333,6 @@ def _prepare_folder(path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputFolderError(f"{path}: cannot be created ({exc})") from None
-
-
-def lock_folder(path: Path) -> int:
-    """An exclusive lock on the folder `path` (`flock` on its descriptor, released when the
-    descriptor closes or the process dies), so a second writer, such as a second
-    `run --resume` of one folder, is refused instead of interleaving with the first."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise OutputFolderError(f"{path}: another twinsim is writing it; let it end") from None
-    return fd
 
 
 def _claim(path: Path) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -330,3 +332,27 @@ def test_the_cli_fails_in_one_line_on_a_bad_file(tmp_path):
     text = result.output.strip()
     assert "Traceback" not in text and len(text.splitlines()) == 1, text
     assert "broken.xml" in text
+
+
+def test_a_robot_whose_physics_diverges_stops_the_run_in_one_line(tmp_path):
+    """A near-massless link on a stiff servo makes MuJoCo's accelerations blow up; MuJoCo
+    would reset the state (a teleport in the recording), print a warning and append it to
+    MUJOCO_LOG.TXT in the working directory. The run stops with one line instead, and
+    nothing is written outside its folder."""
+    stiff = PAN_TILT_MJCF.replace('kp="1"', 'kp="1e9"').replace('mass="0.1"', 'mass="1e-6"')
+    path = _write(tmp_path, "stiff.xml", stiff.replace('armature="0.002"', 'armature="0"'))
+    work = tmp_path / "work"
+    work.mkdir()
+    args = ["run", "--out", str(tmp_path / "seq"), "--config", "tiny"]
+    args += ["--set", "robot.kind=mjcf", "--set", f"robot.path={path}"]
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("twinsim")), *args, "--set", "robot.base=planar"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "the physics diverged at t = " in errors[0], done.stderr
+    assert "Traceback" not in done.stderr and "WARNING" not in done.stdout + done.stderr
+    assert not list(work.iterdir())  # no MUJOCO_LOG.TXT

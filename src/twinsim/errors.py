@@ -19,3 +19,7 @@ class SequenceError(TwinsimError):
 
 class OutputFolderError(TwinsimError):
     """The output folder cannot be used (exists and is not empty, or is not writable)."""
+
+
+class PhysicsError(TwinsimError):
+    """The simulation cannot go on faithfully (MuJoCo reported a diverged state)."""

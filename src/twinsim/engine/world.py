@@ -13,6 +13,7 @@ import mujoco
 import numpy as np
 
 from twinsim.config import RenderConfig
+from twinsim.engine import mujoco_warnings
 from twinsim.engine.actors import ActorDriver
 from twinsim.engine.build import compile_model, id_maps, sensor_mounts
 from twinsim.engine.contacts import RobotContacts
@@ -34,6 +35,8 @@ class World:
     def __init__(
         self, scene: SceneSpec, render: RenderConfig, physics_hz: int, look: Look | None = None
     ) -> None:
+        mujoco_warnings.take_over()
+        mujoco_warnings.diverged.clear()  # a diverged world before this one raised its own
         self.scene = scene
         self.look = look = with_render_flicker(look or Look(), render, scene.seed)
         self.model = compile_model(scene, render, physics_hz, look)
@@ -134,6 +137,8 @@ class World:
         """Second half: apply the controls the robots set, compute accelerations
         (accelerometer), integrate to k+1."""
         mujoco.mj_step2(self.model, self.data)
+        if mujoco_warnings.diverged:  # MuJoCo reset the state: nothing after it is true
+            mujoco_warnings.raise_diverged(f"at t = {self.data.time:.4f} s")
 
     def integrated_state(self) -> mujoco.MjData:
         """A scratch state whose positions and velocities are those of the state the last step

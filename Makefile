@@ -4,7 +4,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 RUN_DIR := runs/dynamic-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: install run test lint bench
+.PHONY: install run test test-fast lint bench
 
 install: $(STAMP)
 
@@ -30,6 +30,11 @@ run: install
 test: install
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile
+
+# the everyday tier: no test marked slow, ros, blender or ray (pyproject.toml lists the markers)
+test-fast: install
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m "not slow and not ros and not blender and not ray"
 
 bench: install
 	$(VENV)/bin/python benchmarks/frame_cost.py

@@ -135,6 +135,7 @@ def test_unreachable_ray_address_is_one_line(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_ray_killed_midway_resumes_to_the_same_bytes(local_dataset):
     """The driver on a local Ray instance is SIGKILLed (its whole process group) once a job
     is done, run again, and ends with a complete dataset whose outputs are the local
@@ -279,6 +280,7 @@ def test_ray_missing_is_one_line_with_the_install_command(tmp_path, monkeypatch)
     assert not (tmp_path / "d").exists()
 
 
+@pytest.mark.ray
 def test_a_killed_ray_worker_costs_only_its_job(tmp_path):
     """SIGKILL the Ray worker running a run: that attempt fails ('the Ray worker died'), the
     export Ray had queued on it is skipped without an attempt, and the retry finishes both."""
@@ -313,6 +315,7 @@ def test_a_killed_ray_worker_costs_only_its_job(tmp_path):
     assert jobs["exports/runs/tiny-s0/tum"]["attempts"] == 1
 
 
+@pytest.mark.ray
 def test_a_request_the_ray_cluster_cannot_meet_is_refused(tmp_path):
     plan = _write_plan(tmp_path, resources={"twin": {"gpus": 1}})
     args = ["batch", str(plan), "--out", str(tmp_path / "d"), "--ray", "local", "--workers", "1"]

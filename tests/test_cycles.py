@@ -18,6 +18,8 @@ from twinsim.render.cycles.camera import (
 )
 from twinsim.render.cycles.settings import CyclesSettings
 
+pytestmark = pytest.mark.blender  # Blender Cycles (bpy)
+
 W, H = 64, 48
 
 

@@ -15,6 +15,8 @@ import pytest
 from conftest import box_room_scene, place
 from twinsim.render.cycles.settings import CyclesSettings
 
+pytestmark = pytest.mark.blender  # Blender Cycles (bpy)
+
 W, H = 64, 48
 CLIP = (0.05, 30.0)
 

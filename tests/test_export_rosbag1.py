@@ -31,6 +31,8 @@ ROS_PYTHON = "/usr/bin/python3"
 INSTALL_HINT = "Debian's ROS 1 rosbag is missing: run scripts/install-ros1.sh (make install does)"
 IMAGE_TOPICS = ("/cam0/image_raw", "/cam0/depth", "/cam0/instance")
 
+pytestmark = pytest.mark.ros  # Debian's rosbag reads the bags
+
 #: Run by Debian's python3: everything the tests compare, as JSON (floats round-trip exactly).
 READ_BAG = r"""
 import base64, json, sys, warnings

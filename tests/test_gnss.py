@@ -160,6 +160,7 @@ print(json.dumps(fixes).replace("NaN", "null"))
 """
 
 
+@pytest.mark.ros
 def test_rosbag1_navsatfix_read_by_debian_rosbag(noisy_sequence, tmp_path):
     _check_ros1_installed()
     bag = export_sequence(noisy_sequence, "rosbag1", tmp_path / "bag1")

@@ -101,6 +101,7 @@ def test_a_policy_that_exits_or_falls_silent_is_a_failed_trial(zmq_run):
 
 
 @pytest.mark.slow
+@pytest.mark.ros
 def test_a_ros1_policy_reaches_the_goal_in_navbench(tmp_path, gl_backend):
     policy = _yaml(
         tmp_path / "ros.yaml",

@@ -17,6 +17,8 @@ from twinsim.cli import app
 from twinsim.eval.harness import bench
 from twinsim.navigation.bench import NavBenchSpec, navbench
 
+pytestmark = pytest.mark.ray  # a local Ray instance
+
 METRICS = ("ate_rmse", "rpe_trans_rmse", "rpe_rot_rmse", "tracking_rate", "scaled_ate")
 
 

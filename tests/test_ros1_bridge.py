@@ -18,6 +18,8 @@ from twinsim.config import load_config
 from twinsim.ros1.launch import start_roscore, stop
 from twinsim.sequence import open_sequence, validate_sequence
 
+pytestmark = pytest.mark.ros  # a roscore and rospy nodes
+
 DRIVER = Path(__file__).parent / "data" / "ros1_goal_driver.py"
 TWINSIM = Path(sys.executable).parent / "twinsim"
 

@@ -477,6 +477,7 @@ def test_the_outdoor_texture_kinds_are_deterministic_and_tile(kind):
         assert np.percentile(lum, 10) < 0.5 * np.percentile(lum, 90)
 
 
+@pytest.mark.blender
 def test_cycles_lights_every_street_lamp_and_headlamp_at_night(gl_backend, tmp_path):
     """A night town in Cycles has one spot light at each street lamp (MuJoCo's moving pool
     stays dark there) and one beam in front of each vehicle headlamp along its heading; the

@@ -1,7 +1,9 @@
-"""Registries of plug-ins (robot kinds, sensor kinds, world generators) and the config unions
-keyed by them.
+"""Registries of plug-ins (robot and sensor kinds, world generators, navigators, export formats,
+benchmark methods) and the config unions keyed by them.
 
-A plug-in is one module plus one `registry.register(...)` line. Built-in entries are imported
+A plug-in is one module plus one `registry.register(...)` line, or, from a user's own installed
+package, one entry point in the registry's group (`[project.entry-points."twinsim.robots"]`
+`toy = "my_pkg.toy:TOY"` names the entry object). Built-in entries and entry points are loaded
 lazily, on the first look-up, so a registry module imports nothing heavy and anything (a test,
 a user's package) can add an entry before a config is validated. A config field whose model
 depends on a key (`robot.kind`, `scene.generator`, a sensor's `kind`) is a `keyed_config`: the
@@ -12,6 +14,7 @@ as usual (`robot.mass_kg: ...`).
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, Generic, TypeVar
@@ -27,17 +30,35 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """Named entries of one plug-in family; unknown names fail listing the registered ones."""
 
-    def __init__(self, what: str, key: str, builtins: str) -> None:
+    def __init__(self, what: str, key: str, builtins: str, group: str) -> None:
         """`what` names an entry in errors ("robot kind"), `key` the config field that picks one
-        ("robot.kind"), `builtins` the module whose import registers the built-in entries."""
-        self.what, self.key, self._builtins = what, key, builtins
+        ("robot.kind"), `builtins` the module whose import registers the built-in entries,
+        `group` the entry-point group installed packages add entries through."""
+        self.what, self.key, self._builtins, self.group = what, key, builtins, group
         self._entries: dict[str, T] = {}
+        self._origins: dict[str, str] = {}
         self._loaded = False
 
     def _load(self) -> None:
         if not self._loaded:
             self._loaded = True
             importlib.import_module(self._builtins)
+            for point in importlib.metadata.entry_points(group=self.group):
+                self._load_entry_point(point)
+
+    def _load_entry_point(self, point: importlib.metadata.EntryPoint) -> None:
+        """Register the object an installed package's entry point names; one line if it fails."""
+        package = point.dist.name if point.dist is not None else "an installed package"
+        where = f"{self.group} entry point {point.name!r} of {package} ({point.value})"
+        try:
+            entry = point.load()
+        except Exception as exc:  # any failure of a third party's import is reported as one line
+            raise ConfigError(f"{where}: cannot be loaded ({type(exc).__name__}: {exc})") from None
+        if point.name in self._entries:
+            raise ConfigError(f"{where}: {self.what} {point.name!r} is already registered")
+        self._entries[point.name] = entry
+        version = point.dist.version if point.dist is not None else ""
+        self._origins[point.name] = f"{package} {version}".strip()
 
     def register(self, name: str, entry: T) -> T:
         """Add an entry under `name` (a name may be registered once); returns the entry."""
@@ -50,6 +71,13 @@ class Registry(Generic[T]):
     def unregister(self, name: str) -> None:
         """Remove an entry (tests that register toys clean up with this)."""
         self._entries.pop(name, None)
+        self._origins.pop(name, None)
+
+    def origin(self, name: str) -> str:
+        """Where entry `name` came from: the installed package (and version) of its entry
+        point, else "twinsim" for a built-in or one registered in code."""
+        self._load()
+        return self._origins.get(name, "twinsim")
 
     @contextmanager
     def registered(self, name: str, entry: T) -> Iterator[T]:
@@ -63,6 +91,16 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         self._load()
         return list(self._entries)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
+
+    def values(self) -> list[T]:
+        self._load()
+        return list(self._entries.values())
 
     def __contains__(self, name: object) -> bool:
         self._load()

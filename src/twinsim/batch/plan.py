@@ -292,10 +292,10 @@ def _export_params(name: str, spec: Export) -> dict:
 def _method_ref(method: str, base: Path) -> str:
     """A built-in method's name, or a method YAML's absolute path (relative to the plan's
     folder), loaded once here so a bad one fails before anything runs."""
-    from twinsim.eval.methods import BUILTIN, get_method
+    from twinsim.eval.methods import METHODS, get_method
 
     ref = str((base / method).resolve()) if method.endswith((".yaml", ".yml")) else method
-    if ref not in BUILTIN:
+    if ref not in METHODS:
         try:
             get_method(ref)
         except TwinsimError as exc:

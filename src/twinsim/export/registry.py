@@ -15,6 +15,7 @@ from twinsim._version import __version__
 from twinsim.atomic import folder_lock
 from twinsim.errors import SequenceError
 from twinsim.export.common import ExportError, Progress, no_progress
+from twinsim.plugins import Registry
 from twinsim.sequence.reader import open_sequence
 from twinsim.sequence.writer import check_output_folder
 
@@ -24,7 +25,8 @@ EXPORT_MARKER = "twinsim-export.json"
 
 @dataclass(frozen=True)
 class ExportFormat:
-    """A format: its exporter function (`module:function`, imported lazily) and one-line summary."""
+    """A format: its exporter function (`package.module:function`, imported lazily, so a
+    format costs nothing until it is used) and a one-line summary."""
 
     name: str
     target: str
@@ -33,7 +35,7 @@ class ExportFormat:
     def exporter(self):
         """The exporter function `(seq, out, *, <options>, progress) -> Path`."""
         module, function = self.target.split(":")
-        return getattr(importlib.import_module(f"twinsim.export.{module}"), function)
+        return getattr(importlib.import_module(module), function)
 
     def options(self) -> dict[str, object]:
         """The format's options and their defaults (keyword arguments besides `progress`)."""
@@ -45,24 +47,10 @@ class ExportFormat:
         }
 
 
-FORMATS: dict[str, ExportFormat] = {
-    f.name: f
-    for f in (
-        ExportFormat("tum", "tum:export_tum", "TUM RGB-D: rgb/, depth/ (x5000), groundtruth"),
-        ExportFormat("euroc", "euroc:export_euroc", "EuRoC MAV: mav0/ cameras, imu0, ground truth"),
-        ExportFormat("kitti", "kitti:export_kitti", "KITTI odometry + SemanticKITTI labels"),
-        ExportFormat(
-            "kitti_tracking",
-            "kitti_tracking:export_kitti_tracking",
-            "KITTI tracking: image_02, label_02 tracks, calib",
-        ),
-        ExportFormat("rosbag2", "rosbag2:export_rosbag2", "ROS 2 bag (MCAP): images, IMU, tf"),
-        ExportFormat("rosbag1", "rosbag1:export_rosbag1", "ROS 1 bag (.bag): images, IMU, tf"),
-        ExportFormat("coco", "coco:export_coco", "COCO instances (RLE masks) and keypoints"),
-        ExportFormat("yolo", "yolo:export_yolo", "YOLO detection or segmentation labels"),
-        ExportFormat("rerun", "rrd:export_rerun", "Rerun .rrd recording of every stream"),
-    )
-}
+#: every export format by name (`export --format`); the built-ins in `twinsim.export.builtin`
+FORMATS: Registry[ExportFormat] = Registry(
+    "export format", "--format", "twinsim.export.builtin", "twinsim.exports"
+)
 
 
 def export_sequence(

@@ -6,5 +6,5 @@ from twinsim.navigation.api import NavigatorEntry
 from twinsim.plugins import Registry
 
 NAVIGATORS: Registry[NavigatorEntry] = Registry(
-    "navigation method", "method", "twinsim.navigation.builtin"
+    "navigation method", "method", "twinsim.navigation.builtin", "twinsim.navigators"
 )

@@ -9,7 +9,9 @@ from twinsim.plugins import Registry
 if TYPE_CHECKING:
     from twinsim.robots.base import Robot
 
-ROBOTS: Registry[Robot] = Registry("robot kind", "robot.kind", "twinsim.robots.builtin")
+ROBOTS: Registry[Robot] = Registry(
+    "robot kind", "robot.kind", "twinsim.robots.builtin", "twinsim.robots"
+)
 
 #: the name of the robot of a one-robot config (`robot:`); its streams keep their plain names
 DEFAULT_ROBOT = "robot"

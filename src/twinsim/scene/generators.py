@@ -92,5 +92,5 @@ class WorldGenerator(ABC):
 
 
 GENERATORS: Registry[WorldGenerator] = Registry(
-    "world generator", "scene.generator", "twinsim.scene.builtin"
+    "world generator", "scene.generator", "twinsim.scene.builtin", "twinsim.generators"
 )

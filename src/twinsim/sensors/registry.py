@@ -9,7 +9,9 @@ from twinsim.plugins import Registry, keyed_config
 if TYPE_CHECKING:
     from twinsim.sensors.base import SensorKind
 
-SENSORS: Registry[SensorKind] = Registry("sensor kind", "sensor type", "twinsim.sensors.builtin")
+SENSORS: Registry[SensorKind] = Registry(
+    "sensor kind", "sensor type", "twinsim.sensors.builtin", "twinsim.sensors"
+)
 
 #: the annotation of one `sensors:` entry: its `kind` picks the kind's config model
 SENSOR_CONFIG = keyed_config(SENSORS, "kind", None)

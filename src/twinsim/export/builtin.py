@@ -1,0 +1,38 @@
+"""Registers the built-in export formats (one line per format)."""
+
+from __future__ import annotations
+
+from twinsim.export.registry import FORMATS, ExportFormat
+
+for _format in (
+    ExportFormat(
+        "tum", "twinsim.export.tum:export_tum", "TUM RGB-D: rgb/, depth/ (x5000), groundtruth"
+    ),
+    ExportFormat(
+        "euroc", "twinsim.export.euroc:export_euroc", "EuRoC MAV: mav0/ cameras, imu0, ground truth"
+    ),
+    ExportFormat(
+        "kitti", "twinsim.export.kitti:export_kitti", "KITTI odometry + SemanticKITTI labels"
+    ),
+    ExportFormat(
+        "kitti_tracking",
+        "twinsim.export.kitti_tracking:export_kitti_tracking",
+        "KITTI tracking: image_02, label_02 tracks, calib",
+    ),
+    ExportFormat(
+        "rosbag2", "twinsim.export.rosbag2:export_rosbag2", "ROS 2 bag (MCAP): images, IMU, tf"
+    ),
+    ExportFormat(
+        "rosbag1", "twinsim.export.rosbag1:export_rosbag1", "ROS 1 bag (.bag): images, IMU, tf"
+    ),
+    ExportFormat(
+        "coco", "twinsim.export.coco:export_coco", "COCO instances (RLE masks) and keypoints"
+    ),
+    ExportFormat(
+        "yolo", "twinsim.export.yolo:export_yolo", "YOLO detection or segmentation labels"
+    ),
+    ExportFormat(
+        "rerun", "twinsim.export.rrd:export_rerun", "Rerun .rrd recording of every stream"
+    ),
+):
+    FORMATS.register(_format.name, _format)

@@ -1,12 +1,27 @@
 """Ground-truth 3D dynamic scene graphs (Kimera's layers, saved with spark-dsg), queries,
 hierarchical planning, and graphs estimated from RGB-D with their evaluation."""
 
-from twinsim.dsg.errors import DsgError, QueryError
-from twinsim.dsg.ground_truth import build_scene_graph, sequence_graph
-from twinsim.dsg.places import free_grid, sample_places
-from twinsim.dsg.planning import HierarchicalPlanner, NoPathError, PlanResult, plan_flat
-from twinsim.dsg.queries import SceneGraphQueries, load_graph
-from twinsim.dsg.tracks import AgentTrack, sequence_tracks
+from twinsim._lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "DsgError": "twinsim.dsg.errors",
+        "QueryError": "twinsim.dsg.errors",
+        "build_scene_graph": "twinsim.dsg.ground_truth",
+        "sequence_graph": "twinsim.dsg.ground_truth",
+        "free_grid": "twinsim.dsg.places",
+        "sample_places": "twinsim.dsg.places",
+        "HierarchicalPlanner": "twinsim.dsg.planning",
+        "NoPathError": "twinsim.dsg.planning",
+        "PlanResult": "twinsim.dsg.planning",
+        "plan_flat": "twinsim.dsg.planning",
+        "SceneGraphQueries": "twinsim.dsg.queries",
+        "load_graph": "twinsim.dsg.queries",
+        "AgentTrack": "twinsim.dsg.tracks",
+        "sequence_tracks": "twinsim.dsg.tracks",
+    },
+)
 
 __all__ = [
     "AgentTrack",

@@ -4,7 +4,16 @@ YOLO and Rerun. Each format is one module; `export_sequence` dispatches by name.
 Formats, files, frames and units are documented in docs/exports.md.
 """
 
-from twinsim.export.common import ExportError
-from twinsim.export.registry import FORMATS, ExportFormat, export_sequence
+from twinsim._lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ExportError": "twinsim.export.common",
+        "FORMATS": "twinsim.export.registry",
+        "ExportFormat": "twinsim.export.registry",
+        "export_sequence": "twinsim.export.registry",
+    },
+)
 
 __all__ = ["FORMATS", "ExportError", "ExportFormat", "export_sequence"]

@@ -4,22 +4,30 @@ Models (IMU white noise and bias walk, RealSense / Kinect depth, motion blur and
 photon and read noise, LiDAR range noise) and their profiles are documented in docs/noise.md.
 """
 
-from twinsim.noise.allan import allan_deviation
-from twinsim.noise.apply import SPLINE_SUFFIX, apply_noise
-from twinsim.noise.depth import add_depth_noise, depth_sigma
-from twinsim.noise.imu import add_imu_noise, noise_series
-from twinsim.noise.lidar import lidar_noise
-from twinsim.noise.profiles import (
-    PROFILES,
-    DepthNoise,
-    ImuNoise,
-    LidarNoise,
-    NoiseError,
-    NoiseProfile,
-    RgbNoise,
-    resolve_profile,
+from twinsim._lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "allan_deviation": "twinsim.noise.allan",
+        "SPLINE_SUFFIX": "twinsim.noise.apply",
+        "apply_noise": "twinsim.noise.apply",
+        "add_depth_noise": "twinsim.noise.depth",
+        "depth_sigma": "twinsim.noise.depth",
+        "add_imu_noise": "twinsim.noise.imu",
+        "noise_series": "twinsim.noise.imu",
+        "lidar_noise": "twinsim.noise.lidar",
+        "PROFILES": "twinsim.noise.profiles",
+        "DepthNoise": "twinsim.noise.profiles",
+        "ImuNoise": "twinsim.noise.profiles",
+        "LidarNoise": "twinsim.noise.profiles",
+        "NoiseError": "twinsim.noise.profiles",
+        "NoiseProfile": "twinsim.noise.profiles",
+        "RgbNoise": "twinsim.noise.profiles",
+        "resolve_profile": "twinsim.noise.profiles",
+        "add_rgb_noise": "twinsim.noise.rgb",
+    },
 )
-from twinsim.noise.rgb import add_rgb_noise
 
 __all__ = [
     "PROFILES",

@@ -3,24 +3,33 @@
 Layout, files, columns, units and frames are documented in docs/sequence-format.md.
 """
 
-from twinsim.sequence.clock import expected_count, step_to_ns, stream_steps
-from twinsim.sequence.frames import CameraFrame, Frame
-from twinsim.sequence.info import summarize_sequence
-from twinsim.sequence.poses import pose_to_row, rows_to_poses
-from twinsim.sequence.reader import (
-    CameraStream,
-    ImuData,
-    LidarStream,
-    SequenceReader,
-    open_sequence,
-    read_metadata,
-)
-from twinsim.sequence.scans import EventData, LidarScan
-from twinsim.sequence.validate import ValidationReport, validate_sequence
-from twinsim.sequence.writer import (
-    SequenceWriter,
-    check_output_folder,
-    check_output_outside_sequences,
+from twinsim._lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "expected_count": "twinsim.sequence.clock",
+        "step_to_ns": "twinsim.sequence.clock",
+        "stream_steps": "twinsim.sequence.clock",
+        "CameraFrame": "twinsim.sequence.frames",
+        "Frame": "twinsim.sequence.frames",
+        "summarize_sequence": "twinsim.sequence.info",
+        "pose_to_row": "twinsim.sequence.poses",
+        "rows_to_poses": "twinsim.sequence.poses",
+        "CameraStream": "twinsim.sequence.reader",
+        "ImuData": "twinsim.sequence.reader",
+        "LidarStream": "twinsim.sequence.reader",
+        "SequenceReader": "twinsim.sequence.reader",
+        "open_sequence": "twinsim.sequence.reader",
+        "read_metadata": "twinsim.sequence.reader",
+        "EventData": "twinsim.sequence.scans",
+        "LidarScan": "twinsim.sequence.scans",
+        "ValidationReport": "twinsim.sequence.validate",
+        "validate_sequence": "twinsim.sequence.validate",
+        "SequenceWriter": "twinsim.sequence.writer",
+        "check_output_folder": "twinsim.sequence.writer",
+        "check_output_outside_sequences": "twinsim.sequence.writer",
+    },
 )
 
 __all__ = [

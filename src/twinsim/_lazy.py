@@ -15,7 +15,7 @@ def lazy_exports(
     """`__getattr__` and `__dir__` for `package`, whose attribute `name` is `name` of the
     module `exports[name]` (imported, and the value kept on the package, on first access)."""
 
-    def __getattr__(name: str) -> object:
+    def get_attribute(name: str) -> object:
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -23,7 +23,7 @@ def lazy_exports(
         setattr(sys.modules[package], name, value)
         return value
 
-    def __dir__() -> list[str]:
+    def list_attributes() -> list[str]:
         return sorted(set(vars(sys.modules[package])) | set(exports))
 
-    return __getattr__, __dir__
+    return get_attribute, list_attributes

@@ -26,12 +26,12 @@ from twinsim.config_shorthands import (
 from twinsim.configmodel import ConfigModel, format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.plugins import keyed_config
-from twinsim.robots.registry import ROBOTS
-from twinsim.scene.generators import GENERATORS
+from twinsim.robots.registry import DEFAULT_ROBOT_KIND, ROBOTS
+from twinsim.scene.generators import DEFAULT_GENERATOR, GENERATORS
 from twinsim.sequence.clock import expected_count
 from twinsim.textdata import TextDataError, excerpt, parse_yaml
 
-ROBOT_CONFIG = keyed_config(ROBOTS, "kind", "drone")
+ROBOT_CONFIG = keyed_config(ROBOTS, "kind", DEFAULT_ROBOT_KIND)
 __all__ = ["DEFAULT_ROBOT", "SENSOR_SECTIONS", "TwinsimConfig", "load_config", "validate_config"]
 
 _Config = ConfigModel
@@ -161,8 +161,8 @@ class OutputConfig(_Config):
 
 
 def _default_robots() -> dict[str, Any]:
-    drone = ROBOTS.get("drone")
-    return {DEFAULT_ROBOT: drone.config_model(sensors=drone.default_sensors())}
+    kind = ROBOTS.get(DEFAULT_ROBOT_KIND)
+    return {DEFAULT_ROBOT: kind.config_model(sensors=kind.default_sensors())}
 
 
 class TwinsimConfig(_Config):
@@ -170,8 +170,8 @@ class TwinsimConfig(_Config):
 
     seed: int = Field(0, ge=0)
     sim: SimConfig = SimConfig()
-    scene: keyed_config(GENERATORS, "generator", "apartment") = Field(  # type: ignore[valid-type]
-        default_factory=lambda: GENERATORS.get("apartment").config_model()
+    scene: keyed_config(GENERATORS, "generator", DEFAULT_GENERATOR) = Field(  # type: ignore[valid-type]
+        default_factory=lambda: GENERATORS.get(DEFAULT_GENERATOR).config_model()
     )
     # robot name → its kind's config with its `sensors` (`twinsim.config_shorthands`)
     robots: dict[str, ROBOT_CONFIG] = Field(default_factory=_default_robots)  # type: ignore[valid-type]
@@ -267,7 +267,10 @@ def _read_yaml(preset_or_path: str, seen: tuple[str, ...] = ()) -> dict[str, Any
 
 
 #: sections whose fields belong to the plug-in their key names: (key, default)
-KEYED_SECTIONS = {"robot": ("kind", "drone"), "scene": ("generator", "apartment")}
+KEYED_SECTIONS = {
+    "robot": ("kind", DEFAULT_ROBOT_KIND),
+    "scene": ("generator", DEFAULT_GENERATOR),
+}
 
 
 def _apply_override(data: dict[str, Any], assignment: str) -> None:
@@ -353,7 +356,9 @@ def load_config(
         _apply_override(data, assignment)
     if not names_sensors and isinstance(data.get("sensors"), dict):
         robot = data.get("robot")
-        kind = robot.get("kind", "drone") if isinstance(robot, dict) else "drone"
+        kind = (
+            robot.get("kind", DEFAULT_ROBOT_KIND) if isinstance(robot, dict) else DEFAULT_ROBOT_KIND
+        )
         data["sensors"] = merge(kind_default_sensors(kind), data["sensors"])
     if seed is not None:
         data["seed"] = seed

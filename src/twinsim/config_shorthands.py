@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from twinsim.robots.registry import DEFAULT_ROBOT, ROBOTS
+from twinsim.robots.registry import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS
 
 __all__ = ["DEFAULT_ROBOT", "SENSOR_SECTIONS", "fold_robots", "merge", "shorthand_paths"]
 #: robot names: plain identifiers (a stream of robot `r` in a sequence of several is `r.<name>`)
@@ -39,8 +39,8 @@ def kind_default_sensors(kind: Any) -> dict[str, Any]:
 
 def _robot_kind(robot: Any) -> Any:
     if isinstance(robot, BaseModel):
-        return getattr(robot, "kind", "drone")
-    return robot.get("kind", "drone") if isinstance(robot, dict) else "drone"
+        return getattr(robot, "kind", DEFAULT_ROBOT_KIND)
+    return robot.get("kind", DEFAULT_ROBOT_KIND) if isinstance(robot, dict) else DEFAULT_ROBOT_KIND
 
 
 def _fields(entry: Any) -> dict[str, Any]:
@@ -146,7 +146,7 @@ def _robot_entry(
     entry: dict[str, Any], template: dict[str, Any] | None, template_sensors: Any
 ) -> dict[str, Any]:
     """One `robots:` entry started from the one-robot template where it is of the same kind."""
-    kind = entry.get("kind", _robot_kind(template) if template is not None else "drone")
+    kind = entry.get("kind", _robot_kind(template) if template is not None else DEFAULT_ROBOT_KIND)
     same = template is not None and _robot_kind(template) == kind
     base = {k: v for k, v in (template or {}).items() if k != "sensors"} if same else {}
     sensors = entry.get("sensors")

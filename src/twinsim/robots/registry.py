@@ -15,3 +15,5 @@ ROBOTS: Registry[Robot] = Registry(
 
 #: the name of the robot of a one-robot config (`robot:`); its streams keep their plain names
 DEFAULT_ROBOT = "robot"
+#: the kind of a robot whose config names none (and of a sequence whose metadata names none)
+DEFAULT_ROBOT_KIND = "drone"

@@ -91,6 +91,9 @@ class WorldGenerator(ABC):
         """The layout for `cfg`; every random choice from `rng`."""
 
 
+#: the world generator of a config whose `scene` names none
+DEFAULT_GENERATOR = "apartment"
+
 GENERATORS: Registry[WorldGenerator] = Registry(
     "world generator", "scene.generator", "twinsim.scene.builtin", "twinsim.generators"
 )

@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from twinsim.plugins import keyed_config
-from twinsim.robots.registry import DEFAULT_ROBOT, ROBOTS
+from twinsim.robots.registry import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS
 from twinsim.scene.roads import RoadNetworkSpec
 from twinsim.scene.spec_base import (
     IDENTITY_QUAT,
@@ -334,7 +334,7 @@ class RedrawSpec(FrozenSpec):
     failures: tuple[str, ...]
 
 
-ROBOT_SPEC = keyed_config(ROBOTS, "kind", "drone", _robot_spec_model)
+ROBOT_SPEC = keyed_config(ROBOTS, "kind", DEFAULT_ROBOT_KIND, _robot_spec_model)
 
 
 class SceneSpec(FrozenSpec):

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from twinsim.errors import SequenceError
-from twinsim.robots.registry import DEFAULT_ROBOT
+from twinsim.robots.registry import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND
 from twinsim.scene.spec import SceneSpec
 from twinsim.sequence.contacts import CONTACTS_FILE, read_contacts
 from twinsim.sequence.frames import Frame
@@ -95,7 +95,7 @@ def upgrade_metadata(data: dict) -> dict:
         return data
     config = data.get("config")
     robot = config.get("robot") if isinstance(config, dict) else None
-    kind = robot.get("kind", "drone") if isinstance(robot, dict) else "drone"
+    kind = robot.get("kind", DEFAULT_ROBOT_KIND) if isinstance(robot, dict) else DEFAULT_ROBOT_KIND
     streams = {}
     for name, info in data["streams"].items():
         if isinstance(info, dict):

@@ -29,11 +29,13 @@ run: install
 
 test: install
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile
 
 # the everyday tier: no test marked slow, ros, blender or ray (pyproject.toml lists the markers)
 test-fast: install
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m "not slow and not ros and not blender and not ray"
 
 bench: install

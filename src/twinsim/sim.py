@@ -21,7 +21,7 @@ from twinsim.actors.pedestrians import WALKER_PREFIX
 from twinsim.actors.town_traffic import VEHICLE_PREFIX
 from twinsim.assemble import build_scene
 from twinsim.config import TwinsimConfig
-from twinsim.engine.backend import configure_backend
+from twinsim.engine.backend import configure_backend, mujoco_version
 from twinsim.errors import OutputFolderError
 from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.resume import Checkpoint, LoggedStates, write_checkpoint
@@ -94,8 +94,6 @@ def robot_stream_metadata(cfg: TwinsimConfig, scene: SceneSpec, robot: RobotSpec
 def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> dict:
     """What a reader needs besides the streams: versions, seed, config, robots and their
     streams (each saying its robot), vocabulary."""
-    import mujoco
-
     streams: dict[str, dict] = {}
     for robot in scene.robots:
         prefix = scene.stream_prefix(robot.name)
@@ -105,7 +103,7 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "format": "twinsim-sequence",
         "format_version": SEQUENCE_FORMAT_VERSION,
         "twinsim_version": __version__,
-        "mujoco_version": mujoco.__version__,
+        "mujoco_version": mujoco_version(),
         "python_version": platform.python_version(),
         "numerics": numerics(),
         "seed": cfg.seed,

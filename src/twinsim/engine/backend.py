@@ -81,3 +81,10 @@ def configure_backend(preference: str = "auto") -> str:
             return backend
         failures.append(f"{backend}: {error}; needs {_INSTALL_HINTS[backend]}")
     raise RenderBackendError("no headless OpenGL backend works. " + " | ".join(failures))
+
+
+def mujoco_version() -> str:
+    """The MuJoCo version runs are recorded with (imported here: only `engine/` imports it)."""
+    import mujoco
+
+    return mujoco.__version__

@@ -132,6 +132,12 @@ def test_garbage_gets_an_error_reply_and_the_server_serves_on(tmp_path, gl_backe
             msgpack.packb({"v": 1, "op": "jump"}): "op: one of hello, reset, step, close",
             msgpack.packb({"v": 1, "op": "reset", "seed": "x"}): "reset.seed",
             msgpack.packb({"v": 1, "op": "step", "speed": 1}): "unknown field 'speed'",
+            msgpack.packb({"v": 1, "op": [1]}): "op: one of",
+            msgpack.packb({"v": 1, "op": {"a": 1}}): "op: one of",
+            msgpack.packb({"v": 1, (1, 2): 3}): "not a msgpack message",
+            msgpack.packb({"v": 1, "op": "reset", "seed": -1}): "reset.seed: an integer >= 0",
+            msgpack.packb({"v": 1, "op": "reset", "out": "a" * 300}): "at most 255 bytes",
+            msgpack.packb({"v": 1, "op": "reset", "out": "a/" * 5000}): "at most 255 bytes",
         }
         for data, reason in garbage.items():
             reply = _raw(server.address, data)

@@ -21,6 +21,17 @@ from pathlib import Path
 
 from twinsim.errors import OutputFolderError
 
+#: the longest file or folder name Linux file systems take, in bytes (NAME_MAX)
+NAME_MAX = 255
+
+
+def check_names(path: str | Path) -> None:
+    """Refuse (`OutputFolderError`, one line) an output path with a name the file system
+    would refuse: every stat of it, even a check whether it exists, fails with ENAMETOOLONG."""
+    for part in Path(path).parts:
+        if len(part.encode("utf-8", "surrogateescape")) > NAME_MAX:
+            raise OutputFolderError(f"{path}: the name {part[:20]}… is over {NAME_MAX} bytes")
+
 
 @contextmanager
 def atomic_file(path: str | Path) -> Iterator[Path]:
@@ -28,6 +39,7 @@ def atomic_file(path: str | Path) -> Iterator[Path]:
     writers work, even where `path` has none) for the block to write; renamed over `path` if
     the block wrote a non-empty file, else removed, with `OutputFolderError` naming `path`."""
     path = Path(path)
+    check_names(path)
     if not path.parent.is_dir():
         raise OutputFolderError(f"{path}: its folder {path.parent} does not exist")
     tmp = path.with_name(f".{path.stem}-partial-{os.getpid()}{path.suffix}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from twinsim.atomic import check_plain_folder
+from twinsim.atomic import check_names, check_plain_folder
 from twinsim.batch.executors import make_executor
 from twinsim.batch.jobs import STATE
 from twinsim.batch.manifest import new_manifest, read_manifest, reconcile, write_manifest
@@ -143,6 +143,7 @@ def run_batch(
     """Run every job of the plan not already done into the dataset folder `out`, then write
     the dataset card; `ray` is a Ray address (`local`, `auto`, HOST:PORT) or None for local
     processes (`workers` of them; one per core by default)."""
+    check_names(out)
     out = Path(out).resolve()
     plan, jobs = plan_jobs(plan_path)
     manifest = prepare_dataset(out) or new_manifest({}, command)

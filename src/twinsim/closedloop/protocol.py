@@ -71,8 +71,14 @@ def pack(message: Mapping) -> bytes:
 def unpack(data: bytes) -> dict:
     """A message's map, its version checked; raises `ProtocolError` on anything else."""
     try:
-        message = msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        message = msgpack.unpackb(data, raw=False)  # map keys: strings or bytes only
+    except (
+        ValueError,
+        TypeError,
+        msgpack.ExtraData,
+        msgpack.FormatError,
+        msgpack.StackError,
+    ) as exc:
         raise ProtocolError(f"not a msgpack message ({exc})") from None
     if not isinstance(message, dict):
         raise ProtocolError(f"a message is a map, got a {type(message).__name__}")
@@ -91,7 +97,7 @@ def parse_request(data: bytes) -> tuple[str, dict]:
     """(op, fields) of a request, checked: a known op with only its own fields, typed."""
     message = unpack(data)
     op = message.get("op")
-    if op not in REQUEST_FIELDS:
+    if not isinstance(op, str) or op not in REQUEST_FIELDS:
         raise ProtocolError(f"op: one of {', '.join(REQUEST_FIELDS)}, got {op!r}")
     fields = {k: v for k, v in message.items() if k not in ("v", "op")}
     unknown = sorted(str(k) for k in fields if k not in REQUEST_FIELDS[op])
@@ -99,13 +105,13 @@ def parse_request(data: bytes) -> tuple[str, dict]:
         allowed = ", ".join(REQUEST_FIELDS[op]) or "none"
         raise ProtocolError(f"{op}: unknown field {unknown[0]!r}; allowed: {allowed}")
     seed = fields.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise ProtocolError(f"reset.seed: an integer or nil, got {seed!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ProtocolError(f"reset.seed: an integer >= 0 or nil, got {seed!r}")
     out = fields.get("out")
     if out is not None and not _relative_folder(out):
         raise ProtocolError(
             "reset.out: a folder name relative to the server's episodes folder (not empty, not "
-            f"absolute, no '..') or nil, got {out!r}"
+            f"absolute, no '..', names of at most 255 bytes) or nil, got {str(out)[:80]!r}"
         )
     if not isinstance(fields.get("commands", {}), Mapping | None):
         raise ProtocolError("step.commands: a map of robot name to {mode: {field: value}}")
@@ -117,6 +123,8 @@ def _relative_folder(out: Any) -> bool:
     if not isinstance(out, str) or not out.strip() or "\0" in out:
         return False
     path = PurePosixPath(out.replace("\\", "/"))
+    if len(out.encode()) > 1024 or any(len(part.encode()) > 255 for part in path.parts):
+        return False  # what the file system would refuse (ENAMETOOLONG)
     return bool(path.parts) and not path.is_absolute() and ".." not in path.parts
 
 

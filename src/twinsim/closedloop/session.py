@@ -12,6 +12,7 @@ replays (teleport byte-identical), twins and exports like any run.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -91,6 +92,10 @@ class Session:
             self.close("reset")
         while self.record and out is None and self._taken(self.episodes):
             self.episodes += 1  # a folder that holds episodes already: go on after them
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
+        ):
+            raise ConfigError(f"reset seed: an integer >= 0 or None, got {seed!r}")
         seed = self.config.seed + self.episodes if seed is None else int(seed)
         cfg = self.config.model_copy(update={"seed": seed})
         path = None

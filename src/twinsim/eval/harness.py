@@ -24,7 +24,7 @@ from multiprocessing import get_context
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from twinsim.atomic import check_plain_folder, folder_lock, write_text_atomic
+from twinsim.atomic import check_names, check_plain_folder, folder_lock, write_text_atomic
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.eval.io import read_tum
 from twinsim.eval.methods import ESTIMATE_FILE, ExternalMethod, Method, MethodError, get_method
@@ -105,6 +105,7 @@ def bench(
         raise MethodError(f"methods must be given once each, got {', '.join(names) or 'none'}")
     seqs = _sequences(sequences)
     out = Path(out)
+    check_names(out)
     if not (out / MANIFEST).is_file():
         check_output_folder(out)
         out.mkdir(parents=True, exist_ok=True)

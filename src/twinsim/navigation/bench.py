@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twinsim.atomic import check_plain_folder, folder_lock, write_text_atomic
+from twinsim.atomic import check_names, check_plain_folder, folder_lock, write_text_atomic
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.eval.harness import Job, Progress, read_status, run_jobs, write_status
 from twinsim.sequence.writer import check_output_folder
@@ -166,6 +166,7 @@ def navbench(
     if workers < 1:
         raise TwinsimError(f"--workers must be at least 1, got {workers}")
     out = Path(out)
+    check_names(out)
     _check_configs(spec)
     if not (out / MANIFEST).is_file():
         check_output_folder(out)

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from twinsim.atomic import lock_folder
+from twinsim.atomic import check_names, lock_folder
 from twinsim.errors import OutputFolderError
 from twinsim.sequence.camera_writer import CameraWriter
 from twinsim.sequence.checksums import write_checksums
@@ -298,6 +298,7 @@ class SequenceWriter:
 def check_output_outside_sequences(path: Path) -> None:
     """Raise `OutputFolderError` when writing `path` would land inside a sequence folder (a
     source is never modified, and a sequence holds only what its own writer put there)."""
+    check_names(path)
     inside = sequence_containing(path)
     if inside is not None:
         raise OutputFolderError(f"{path}: is inside the sequence {inside}; choose a path outside")
@@ -307,9 +308,6 @@ def check_output_folder(path: Path) -> None:
     """Raise `OutputFolderError` unless `path` is an empty writable folder or can be created,
     outside every sequence folder."""
     path = Path(path)
-    too_long = next((part for part in path.parts if len(part.encode()) > 255), None)
-    if too_long is not None:
-        raise OutputFolderError(f"{path}: the name {too_long[:20]}… is over 255 bytes")
     check_output_outside_sequences(path)
     if path.exists() or path.is_symlink():
         if not path.is_dir():

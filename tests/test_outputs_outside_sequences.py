@@ -76,7 +76,7 @@ def test_every_writing_command_refuses_a_path_inside_a_sequence(sequence):
 
 def test_links_and_fifos_inside_a_sequence_are_refused_without_reading_them(sequence, tmp_path):
     """A FIFO in place of a frame would block every reader; a link may lead out of the folder.
-    `validate` names either at once, and every reader (export here) refuses the folder."""
+    `validate` names either at once, and every reader (export and info here) refuses the folder."""
     frame = next(iter(sorted((sequence / "cam0" / "rgb").iterdir())))
     frame.unlink()
     os.mkfifo(frame)
@@ -86,6 +86,7 @@ def test_links_and_fifos_inside_a_sequence_are_refused_without_reading_them(sequ
     for args, code in [
         (["validate", str(sequence)], 1),
         (["export", str(sequence), "--format", "tum", "--out", str(tmp_path / "tum")], 2),
+        (["info", str(sequence)], 2),
     ]:
         result = subprocess.run(
             [TWINSIM, *args], capture_output=True, text=True, timeout=60, env=WIDE

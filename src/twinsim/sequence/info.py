@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from twinsim.atomic import check_plain_folder
 from twinsim.configmodel import format_validation_error
 from twinsim.errors import SequenceError
 from twinsim.sequence.layout import INCOMPLETE, METADATA, STATUS_COMPLETE
@@ -58,11 +59,13 @@ class _Shown(BaseModel):
 def summarize_sequence(path: str | Path) -> dict:
     """Duration, streams (type, rate, count, resolution or beams), instances per class, seed.
 
-    Works on partial sequences too (`complete` says which), so an interrupted run can be inspected.
+    Works on partial sequences too (`complete` says which), so an interrupted run can be inspected;
+    a folder holding a link or a FIFO is refused, as every reader refuses it.
     """
     path = Path(path)
     if not path.is_dir():
         raise SequenceError(f"{path}: no such sequence folder")
+    check_plain_folder(path, "summarise it")
     metadata = read_metadata(path)
     try:
         _Shown.model_validate(metadata)

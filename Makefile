@@ -30,6 +30,8 @@ run: install
 test: install
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/lint-imports --no-cache
+	# the docs as a site (mkdocs.yml): --strict fails on a broken link or anchor; built outside the repository
+	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir $$site && rm -rf $$site
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile
 
 # the everyday tier: no test marked slow, ros, blender or ray (pyproject.toml lists the markers)

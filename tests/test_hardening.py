@@ -421,3 +421,24 @@ def test_a_twin_that_fits_fewer_people_than_asked_says_so(tmp_path):
         "requested": 1,
         "placed": 1,
     }
+
+
+def test_a_seed_is_an_int64_everywhere(tmp_path):
+    """A seed past 2**63-1 would be written into metadata no C++, ROS or int64 reader can hold:
+    refused in one line by the config, a plan's seeds and a live reset alike."""
+    from twinsim.batch import PlanError, load_plan
+    from twinsim.closedloop import Session
+
+    result = CliRunner().invoke(
+        app, ["run", "--config", "tiny", "--seed", str(2**64), "--out", str(tmp_path / "s")]
+    )
+    assert result.exit_code == 2 and "less than or equal to 9223372036854775807" in result.output
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f"runs: {{configs: [tiny], seeds: [0, {2**63}]}}\n")
+    with pytest.raises(PlanError, match=r"runs\.seeds\.1: .* less than or equal to 922337"):
+        load_plan(plan)
+    session = Session("tiny", record=False)
+    for seed in (-1, 2**63, 1.5, True):
+        with pytest.raises(ConfigError, match="reset seed: an integer from 0 to 2"):
+            session.reset(seed=seed)
+    assert not list(p for p in tmp_path.iterdir() if p.name != "plan.yaml")

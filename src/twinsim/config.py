@@ -23,7 +23,7 @@ from twinsim.config_shorthands import (
     merge,
     shorthand_paths,
 )
-from twinsim.configmodel import ConfigModel, format_validation_error
+from twinsim.configmodel import ConfigModel, Seed, format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import DEFAULT_ROBOT_KIND, ROBOTS
@@ -168,7 +168,7 @@ def _default_robots() -> dict[str, Any]:
 class TwinsimConfig(_Config):
     """A whole run: seed, clock, world, robots (each with its sensors), actors, ground truth."""
 
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     sim: SimConfig = SimConfig()
     scene: keyed_config(GENERATORS, "generator", DEFAULT_GENERATOR) = Field(  # type: ignore[valid-type]
         default_factory=lambda: GENERATORS.get(DEFAULT_GENERATOR).config_model()

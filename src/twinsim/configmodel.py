@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from twinsim.textdata import TextDataError, parse_yaml
 
 M = TypeVar("M", bound=BaseModel)
+
+#: the largest seed: a signed 64-bit integer, which every reader of a sequence's metadata
+#: (C++, ROS, NumPy's int64) can hold
+MAX_SEED = 2**63 - 1
+#: a seed in a config, a plan or a variation: 0 to `MAX_SEED`
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 
 class ConfigModel(BaseModel):

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from twinsim import __version__
-from twinsim.configmodel import format_validation_error
+from twinsim.configmodel import Seed, format_validation_error
 from twinsim.errors import TwinsimError
 from twinsim.textdata import TextDataError, parse_yaml
 
@@ -42,7 +42,7 @@ class Runs(_Model):
     """The matrix: every config × seed × value of each axis is one run (a cell)."""
 
     configs: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
-    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    seeds: list[Seed] = Field(default_factory=lambda: [0], min_length=1)
     duration: float | None = Field(None, gt=0)
     set: list[str] = Field(default_factory=list)
     axes: dict[str, list[Any]] = Field(default_factory=dict)
@@ -60,7 +60,7 @@ class Noise(_Model):
     """A noisy copy of every run: a profile, its `section.key=value` changes and a seed."""
 
     profile: str
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     set: list[str] = Field(default_factory=list)
 
 
@@ -78,7 +78,7 @@ class Bench(_Model):
 
     methods: list[str] = Field(min_length=1)
     trials: int = Field(1, ge=1)
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     of: list[SequenceKind] = Field(default_factory=lambda: list(ALL_KINDS))
     table: Literal["carla_loc"] | None = None
 

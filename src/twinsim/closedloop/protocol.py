@@ -106,7 +106,7 @@ def parse_request(data: bytes) -> tuple[str, dict]:
         raise ProtocolError(f"{op}: unknown field {unknown[0]!r}; allowed: {allowed}")
     seed = fields.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ProtocolError(f"reset.seed: an integer >= 0 or nil, got {seed!r}")
+        raise ProtocolError(f"reset.seed: an integer >= 0 or nil, got {seed!r}")  # msgpack: < 2**64
     out = fields.get("out")
     if out is not None and not _relative_folder(out):
         raise ProtocolError(

@@ -19,6 +19,7 @@ from pathlib import Path
 from twinsim.assemble import build_scene
 from twinsim.closedloop.observations import Observations, ObservationTap, RobotObservations
 from twinsim.config import TwinsimConfig, load_config
+from twinsim.configmodel import MAX_SEED
 from twinsim.engine.backend import configure_backend
 from twinsim.errors import ConfigError, TwinsimError
 from twinsim.recording import RobotStep, StreamRecorder
@@ -93,9 +94,11 @@ class Session:
         while self.record and out is None and self._taken(self.episodes):
             self.episodes += 1  # a folder that holds episodes already: go on after them
         if seed is not None and (
-            isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
+            isinstance(seed, bool)
+            or not isinstance(seed, numbers.Integral)
+            or not 0 <= seed <= MAX_SEED
         ):
-            raise ConfigError(f"reset seed: an integer >= 0 or None, got {seed!r}")
+            raise ConfigError(f"reset seed: an integer from 0 to 2**63-1 or None, got {seed!r}")
         seed = self.config.seed + self.episodes if seed is None else int(seed)
         cfg = self.config.model_copy(update={"seed": seed})
         path = None

@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from twinsim.configmodel import format_validation_error
+from twinsim.configmodel import Seed, format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.textdata import TextDataError, parse_yaml
 
@@ -64,7 +64,7 @@ class LightVariation(_Model):
     preset: LightPreset | None = None
     intensity: float = Field(1.0, ge=0.0, le=10.0)
     color: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    seed: int | None = Field(None, ge=0)
+    seed: Seed | None = None
     flicker: float = Field(0.0, ge=0.0, le=1.0)
     flicker_hz: float = Field(2.0, gt=0.0, le=60.0)
 
@@ -156,7 +156,7 @@ class Variations(_Model):
     add_people_motions: dict[Literal["walk", "idle", "wave", "sit"], float] | None = None
     add_flying_objects: int = Field(0, ge=0, le=100)
     light: LightVariation = LightVariation()
-    materials_seed: int | None = Field(None, ge=0)
+    materials_seed: Seed | None = None
     fog: float | None = Field(None, ge=0.0, le=1.0)
     rain: float | None = Field(None, ge=0.0, le=1.0)
     snow: float | None = Field(None, ge=0.0, le=1.0)
@@ -167,7 +167,7 @@ class Variations(_Model):
     sensors: dict[str, dict[str, Any]] = Field(default_factory=dict)
     remove_sensors: tuple[str, ...] = ()
     stereo: StereoVariation | None = None
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     _written_as: dict[tuple[str, str], str] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")

@@ -24,14 +24,14 @@ from multiprocessing import get_context
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from twinsim.atomic import check_names, check_plain_folder, folder_lock, write_text_atomic
+from twinsim.atomic import write_text_atomic
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.eval.io import read_tum
 from twinsim.eval.methods import ESTIMATE_FILE, ExternalMethod, Method, MethodError, get_method
 from twinsim.eval.metrics import Evaluation, evaluate
 from twinsim.eval.trajectory import TrajectoryError
 from twinsim.sequence import open_sequence
-from twinsim.sequence.writer import check_output_folder
+from twinsim.sequence.writer import resumable_output
 
 MANIFEST = "bench.json"
 STATUS = "status.json"
@@ -105,12 +105,7 @@ def bench(
         raise MethodError(f"methods must be given once each, got {', '.join(names) or 'none'}")
     seqs = _sequences(sequences)
     out = Path(out)
-    check_names(out)
-    if not (out / MANIFEST).is_file():
-        check_output_folder(out)
-        out.mkdir(parents=True, exist_ok=True)
-    with folder_lock(out):  # a second bench into `out` is refused while this one runs
-        check_plain_folder(out, "write the benchmark there")
+    with resumable_output(out, MANIFEST):  # a second bench into `out` is refused meanwhile
         _prepare_output(out, methods, seqs, trials, seed)
         exports = _exports(resolved.values(), seqs, out)
 

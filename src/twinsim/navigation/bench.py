@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from twinsim.atomic import check_names, check_plain_folder, folder_lock, write_text_atomic
+from twinsim.atomic import write_text_atomic
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.eval.harness import Job, Progress, read_status, run_jobs, write_status
-from twinsim.sequence.writer import check_output_folder
+from twinsim.sequence.writer import resumable_output
 
 MANIFEST = "navbench.json"
 #: adversity level → config overrides (URL's none / minor / major: major adds moving people
@@ -166,13 +166,8 @@ def navbench(
     if workers < 1:
         raise TwinsimError(f"--workers must be at least 1, got {workers}")
     out = Path(out)
-    check_names(out)
     _check_configs(spec)
-    if not (out / MANIFEST).is_file():
-        check_output_folder(out)
-        out.mkdir(parents=True, exist_ok=True)
-    with folder_lock(out):  # a second navbench into `out` is refused while this one runs
-        check_plain_folder(out, "write the benchmark there")
+    with resumable_output(out, MANIFEST):  # a second navbench into `out` is refused meanwhile
         _prepare(out, spec)
         jobs = []
         for trial in spec.trials_list():

@@ -19,11 +19,13 @@ from twinsim.sequence.layout import CHECKSUMS, INCOMPLETE, METADATA
 
 _CHUNK = 1 << 20
 _HEADER = "path,crc32,size"
+#: the metadata is not covered, as its `checksums` entry changes it; nor the checksums file
+_SKIP = frozenset({CHECKSUMS, INCOMPLETE, METADATA})
 
 
-def _files(root: Path) -> Iterator[str]:
-    """Every file below `root` the checksums cover, as sorted `/`-separated relative paths."""
-    skip = {CHECKSUMS, INCOMPLETE, METADATA}
+def folder_files(root: Path, skip: frozenset[str]) -> Iterator[str]:
+    """Every file below `root` but those named in `skip`, as sorted `/`-separated relative
+    paths (what checksums and a checkpoint's ledger cover)."""
     for folder, dirs, files in os.walk(root):
         dirs.sort()
         rel = Path(folder).relative_to(root)
@@ -51,7 +53,7 @@ def _crcs(root: Path, paths: list[str]) -> list[tuple[int, int]]:
 
 def write_checksums(root: Path) -> None:
     """Write `checksums.csv` for the sequence at `root` (temporary name, then renamed)."""
-    paths = list(_files(root))
+    paths = list(folder_files(root, _SKIP))
     rows = [
         f"{p},{crc:08x},{size}" for p, (crc, size) in zip(paths, _crcs(root, paths), strict=True)
     ]
@@ -78,7 +80,7 @@ def checksum_problems(root: Path) -> list[str]:
             problems.append(f"{CHECKSUMS}:{number}: expected path,crc32,size, got {line!r}")
             continue
         listed[path] = (crc, size)
-    present = list(_files(root))
+    present = list(folder_files(root, _SKIP))
     problems += [
         f"{p}: missing (listed in {CHECKSUMS})" for p in sorted(set(listed) - set(present))
     ]

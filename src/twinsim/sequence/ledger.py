@@ -10,11 +10,10 @@ resume changes anything.
 
 from __future__ import annotations
 
-import os
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
+from twinsim.sequence.checksums import folder_files
 from twinsim.sequence.layout import CHECKSUMS, INCOMPLETE, METADATA, RESUME, RESUME_TMP, SCENE
 
 _CHUNK = 1 << 20
@@ -25,17 +24,6 @@ _SKIP = frozenset({CHECKSUMS, INCOMPLETE, METADATA, RESUME, RESUME_TMP, SCENE})
 #: relative path → [CRC-32 of bytes [head, size), size, 1 if the writer appends to it, head];
 #: `head` is what closing an appended file rewrites (a record file's .npy header), else 0
 Ledger = dict[str, list[int]]
-
-
-def _written_files(root: Path) -> Iterator[str]:
-    """Every file below `root` a ledger covers, as sorted `/`-separated relative paths."""
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        rel = Path(folder).relative_to(root)
-        for name in sorted(files):
-            path = (rel / name).as_posix()
-            if path not in _SKIP:
-                yield path
 
 
 def _crc(path: Path, start: int, end: int, crc: int = 0) -> int:
@@ -59,7 +47,7 @@ class ContentLedger:
         """The ledger of `root` as it is now; `appended`: the files the writer appends to
         (relative paths), each with the bytes at its head that closing it rewrites."""
         ledger: Ledger = {}
-        for rel in _written_files(root):
+        for rel in folder_files(root, _SKIP):
             stat = (root / rel).stat()
             size, mtime = stat.st_size, stat.st_mtime_ns
             head = appended.get(rel, 0)

@@ -15,14 +15,15 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path, PurePath
 from types import TracebackType
 from typing import Any, TypeVar
 
 import numpy as np
 
-from twinsim.atomic import check_names, lock_folder
+from twinsim.atomic import check_names, check_plain_folder, folder_lock, lock_folder
 from twinsim.errors import OutputFolderError
 from twinsim.sequence.camera_writer import CameraWriter
 from twinsim.sequence.checksums import write_checksums
@@ -322,6 +323,23 @@ def check_output_folder(path: Path) -> None:
         raise OutputFolderError(f"{path}: cannot be created, {ancestor} is not a directory")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise OutputFolderError(f"{path}: cannot be created, {ancestor} is not writable")
+
+
+@contextmanager
+def resumable_output(path: Path, manifest: str) -> Iterator[None]:
+    """Hold the output folder of a command that resumes (a bench, a navbench) for the block:
+    a new one is checked and made, one holding `manifest` is taken as it is; either way it is
+    locked against a second writer and refused when it holds a link or a FIFO."""
+    check_names(path)
+    if not (path / manifest).is_file():
+        check_output_folder(path)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputFolderError(f"{path}: cannot be created ({exc.strerror})") from None
+    with folder_lock(path):
+        check_plain_folder(path, "write there")
+        yield
 
 
 def _prepare_folder(path: Path) -> None:

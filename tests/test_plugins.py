@@ -2,9 +2,10 @@
 
 The toy robot below is everything a new robot needs (docs/architecture.md, "add a robot"): a
 config model, a spec model, a body as data, a controller and its restart; the toy sensor is
-everything a new sensor needs ("add a sensor"): a config model, its spec, mounts, metadata and
-a recorder; the toy generator everything a new world needs ("add a world generator"): a
-config model and a layout. One registry entry each and no edit anywhere else.
+everything a new sensor needs ("add a sensor"): a config model, its spec (a model of its own,
+carrying its own setting), mounts, metadata and a recorder; the toy generator everything a new
+world needs ("add a world generator"): a config model and a layout. One registry entry each
+and no edit anywhere else.
 """
 
 from __future__ import annotations
@@ -128,10 +129,17 @@ class AltimeterConfig(SensorConfig):
     kind: Literal["altimeter"] = "altimeter"
     rate_hz: int = 60
     pos: tuple[float, float, float] = (0.0, 0.0, -0.05)
+    floor_m: float = 0.0  # the kind's own setting: the height its readings are measured from
+
+
+class AltimeterSpec(SensorSpec):
+    """The altimeter in `scene.json`: the common sensor fields and its own setting."""
+
+    floor_m: float
 
 
 class AltimeterRecorder(SensorRecorder):
-    """Height of the sensor above the floor (z = 0), a table of one column."""
+    """Height of the sensor above its floor (`floor_m`), a table of one column."""
 
     def __init__(self, sensor: SensorSpec, ctx) -> None:
         self.sensor, self.ctx = sensor, ctx
@@ -141,16 +149,17 @@ class AltimeterRecorder(SensorRecorder):
     def before_step(self, k, t_ns, q) -> None:
         if k % self.period == 0:
             T = self.ctx.world.T_world_body()
-            height = T[2, 3] + T[2, :3] @ np.asarray(self.sensor.pos)
+            height = T[2, 3] + T[2, :3] @ np.asarray(self.sensor.pos) - self.sensor.floor_m
             self.ctx.writer.append(self.sensor.name, t_ns, np.array([height]))
 
 
 class Altimeter(SensorKind):
     type: ClassVar[str] = "altimeter"
     config_model = AltimeterConfig
+    spec_model = AltimeterSpec
 
-    def spec(self, name, cfg) -> SensorSpec:
-        return SensorSpec(name=name, type="altimeter", **body_mounted(cfg))
+    def spec(self, name, cfg) -> AltimeterSpec:
+        return AltimeterSpec(name=name, type="altimeter", floor_m=cfg.floor_m, **body_mounted(cfg))
 
     def mounts(self, sensor):
         return ()
@@ -240,6 +249,7 @@ def glide_sequence(glide_kind, altimeter_kind, hall_generator, tmp_path_factory)
         "robot.kind=glide",
         "robot.mass_kg=3.0",
         "sensors.alt0.kind=altimeter",
+        "sensors.alt0.floor_m=0.25",
     ]
     cfg = load_config("tiny", overrides, duration_s=1.0)
     return run(cfg, tmp_path_factory.mktemp("glide") / "seq")
@@ -251,7 +261,12 @@ def test_a_sensor_kind_from_a_test_module_records_what_it_measures(glide_sequenc
     alt = seq.table("alt0")
     t_ns, T = seq.groundtruth()
     assert np.array_equal(alt["t_ns"], t_ns)  # both at 60 Hz, on the same steps
-    assert np.allclose(alt["height_m"], T[:, 2, 3] - 0.05, atol=1e-9)
+    assert np.allclose(alt["height_m"], T[:, 2, 3] - 0.05 - 0.25, atol=1e-9)
+    # its own setting is in scene.json, read back as the kind's spec model (not scene/'s)
+    scene = json.loads((glide_sequence / "scene.json").read_text())
+    assert [s["floor_m"] for s in scene["sensors"] if s["type"] == "altimeter"] == [0.25]
+    altimeter = next(s for s in seq.scene.sensors if s.type == "altimeter")
+    assert isinstance(altimeter, AltimeterSpec) and altimeter.floor_m == 0.25
 
 
 def test_a_robot_kind_from_a_test_module_records_a_valid_sequence(glide_sequence):
@@ -355,3 +370,24 @@ def test_the_default_config_is_the_default_preset():
     assert TwinsimConfig() == load_config("default")
     dumped = json.loads(TwinsimConfig().model_dump_json())
     assert TwinsimConfig.model_validate(dumped) == TwinsimConfig()
+
+
+def test_a_sensor_kind_must_name_the_spec_model_it_makes():
+    """Own fields in `scene.json` are read back with the kind's `spec_model`; a kind whose
+    `spec()` makes another model is stopped at once instead of writing a scene that cannot be
+    read back."""
+    from twinsim.sensors.rig import resolve_sensors
+
+    class ForgetfulConfig(AltimeterConfig):
+        kind: Literal["forgetful"] = "forgetful"
+
+    class Forgetful(Altimeter):
+        type: ClassVar[str] = "forgetful"
+        config_model = ForgetfulConfig
+        spec_model = SensorSpec
+
+    with SENSORS.registered("forgetful", Forgetful()):
+        cfg = load_config("tiny", ["sensors.alt0.kind=forgetful"])
+        with pytest.raises(TypeError, match="set spec_model = AltimeterSpec"):
+            resolve_sensors(cfg.robots["robot"].sensors)
+

@@ -59,6 +59,7 @@ class CompassSpec(SensorSpec):
 class Compass(SensorKind):
     type: ClassVar[str] = "compass"
     config_model = CompassConfig
+    spec_model = CompassSpec
 
     def spec(self, name, cfg) -> SensorSpec:
         return CompassSpec(

@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
     Field,
     SerializationInfo,
+    SerializeAsAny,
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
     model_validator,
 )
 
+from twinsim.configmodel import KeyedModel
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS
 from twinsim.scene.roads import RoadNetworkSpec
@@ -33,6 +38,7 @@ from twinsim.scene.spec_base import (
     Vec2,
     Vec3,
 )
+from twinsim.sensors.registry import SENSORS
 
 TextureKind = Literal["wood", "tiles", "carpet", "plaster", "wallpaper", "fabric"]
 RoomType = Literal["living_room", "kitchen", "bedroom", "bathroom", "corridor", "office"]
@@ -337,6 +343,35 @@ class RedrawSpec(FrozenSpec):
 ROBOT_SPEC = keyed_config(ROBOTS, "kind", DEFAULT_ROBOT_KIND, _robot_spec_model)
 
 
+class ForeignSensorSpec(SensorSpec):
+    """A sensor of a kind this twinsim does not have (a sequence made with a plug-in that is not
+    installed): read, and written back, with its own settings as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def _sensor_spec_model(value: Any) -> type[SensorSpec]:
+    """The model a sensor of `scene.json` is read with: its kind's `spec_model`, or
+    `ForeignSensorSpec` for a kind that is not registered."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    return SENSORS.get(kind).spec_model if kind in SENSORS else ForeignSensorSpec
+
+
+def _sensor_spec(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value
+    if not isinstance(value, dict):
+        raise ValueError("a sensor is a mapping of its fields")
+    return _sensor_spec_model(value).model_validate(value)
+
+
+#: a sensor of the scene, validated by its kind's `spec_model` (picked by its `type`), its
+#: kind's own fields written out with it
+SENSOR_SPEC = Annotated[
+    SerializeAsAny[SensorSpec], BeforeValidator(_sensor_spec), KeyedModel(_sensor_spec_model)
+]
+
+
 class SceneSpec(FrozenSpec):
     format_version: int = SCENE_FORMAT_VERSION
     seed: int
@@ -350,7 +385,7 @@ class SceneSpec(FrozenSpec):
     materials: tuple[MaterialSpec, ...]
     lights: tuple[LightSpec, ...]
     robots: tuple[ROBOT_SPEC, ...]  # type: ignore[valid-type]
-    sensors: tuple[SensorSpec, ...] = ()
+    sensors: tuple[SENSOR_SPEC, ...] = ()  # type: ignore[valid-type]
     people: tuple[PersonSpec, ...] = ()
     flying_objects: tuple[FlyingObjectSpec, ...] = ()
     #: how the engine gives MuJoCo the robots' hinge ranges (`JointSpec.range`, in rad): "rad"

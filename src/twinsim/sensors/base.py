@@ -131,6 +131,9 @@ class SensorKind(ABC):
 
     type: ClassVar[str]
     config_model: ClassVar[type[SensorConfig]]
+    #: the model of this kind's resolved sensor in `scene.json`: `SensorSpec`, or a subclass
+    #: carrying the kind's own settings (what its recorder reads back from the scene)
+    spec_model: ClassVar[type[SensorSpec]] = SensorSpec
 
     @abstractmethod
     def spec(self, name: str, cfg: SensorConfig) -> SensorSpec:

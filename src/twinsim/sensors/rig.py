@@ -47,6 +47,18 @@ def body_mounted(cfg) -> dict:
 def resolve_sensors(sensors: dict, robot: str = DEFAULT_ROBOT) -> tuple[SensorSpec, ...]:
     """A robot's configured sensors (name → config, in order) as sensors on its body."""
     return tuple(
-        SENSORS.get(s.kind).spec(name, s).model_copy(update={"robot": robot})
-        for name, s in sensors.items()
+        _resolved(name, s).model_copy(update={"robot": robot}) for name, s in sensors.items()
     )
+
+
+def _resolved(name: str, cfg) -> SensorSpec:
+    """One sensor's spec, of its kind's `spec_model` (what `scene.json` is read back with, so a
+    kind's own fields written there must be that model's)."""
+    kind = SENSORS.get(cfg.kind)
+    spec = kind.spec(name, cfg)
+    if type(spec) is not kind.spec_model:
+        raise TypeError(
+            f"sensor kind {cfg.kind!r}: spec() made a {type(spec).__name__}, its spec_model is "
+            f"{kind.spec_model.__name__}; set spec_model = {type(spec).__name__}"
+        )
+    return spec

@@ -1,11 +1,17 @@
 """A bad-input and fault sweep of the CLI: bad configs, truncated and garbled files of every kind
-a sequence holds, kills at several points of every writing command, a full disk.
+a sequence holds, kills at several points of every writing command, a full disk, and the
+hostile classes of `faults/` (links and FIFOs, two writers at once, hostile `serve`
+clients, deep nesting, sizes and encodings, extreme seeds, a tampered run resumed).
 
-Each case runs one `twinsim` command (in process, through typer's runner, or as a process where
-it is killed) and is classed: `refused` (exit 2, one line, no traceback), `ok` (exit 0 where
-the input is fine), `traceback` (any other exit or a traceback) or `silent` (exit 0 on input
-that is broken, or an output folder that looks complete and is not). The sweep passes when
-there are no tracebacks and no silent successes. It prints a table and writes JSON.
+Each case runs one `twinsim` command (in process, through typer's runner, or as a process with
+a timeout) and is classed (`faults/cases.py`): `refused` (exit 2, one line, no traceback), `ok`
+(exit 0 where the input is fine), `traceback` (any other exit or a traceback), `silent` (exit
+0 on input that is broken, or an output folder that looks complete and is not), `hang` (no
+exit or no reply within a timeout) or `escape` (anything written, changed or deleted outside
+the command's output folder: through a link, in the source sequence, in the working
+directory). The sweep and its commands run in empty working directories of their own. The
+sweep passes when there are no tracebacks, silent successes, hangs or escapes. It prints the
+counts per class and every failing case, and writes JSON.
 
 Usage: python scripts/fault_sweep.py [--work DIR] [--json PATH] [--quick]
 """
@@ -13,7 +19,6 @@ Usage: python scripts/fault_sweep.py [--work DIR] [--json PATH] [--quick]
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -22,15 +27,32 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
-from typer.testing import CliRunner
+from faults.cases import (
+    FAILING,
+    TIMEOUT_S,
+    TWINSIM,
+    Case,
+    classify,
+    differences,
+    digest,
+    invoke,
+    remove,
+    sandbox_leftovers,
+    use_sandbox,
+)
+from faults.concurrent import sweep_concurrent
+from faults.links import sweep_links
+from faults.nesting import sweep_nesting
+from faults.seeds import sweep_seeds
+from faults.serve import sweep_serve
+from faults.sizes import sweep_sizes
+from faults.tamper import sweep_tamper
 
-from twinsim.cli import app
-
-TWINSIM = Path(sys.executable).parent / "twinsim"
 #: a tiny world with every stream kind: camera, IMU, LiDAR, event camera, people, flying objects
 SEQUENCE_SETS = (
     "people.count=2",
@@ -91,32 +113,6 @@ READERS: dict[str, tuple[list[str], bool]] = {
     "replay": (["--out", "{out}"], True),
 }
 MUTATIONS = ("truncate", "empty", "flip", "delete", "junk")
-
-
-@dataclass
-class Case:
-    group: str
-    name: str
-    outcome: str
-    detail: str = ""
-
-
-def classify(result, broken: bool) -> tuple[str, str]:
-    """The outcome of one in-process invocation."""
-    text = result.output or ""
-    exc = result.exception
-    if "Traceback" in text or (exc is not None and not isinstance(exc, SystemExit)):
-        return "traceback", f"{type(exc).__name__}: {exc}"[:200]
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    if result.exit_code == 2 or (result.exit_code == 1 and "invalid:" in text):  # validate
-        return "refused", (lines[-1] if lines else "")[:200]
-    if result.exit_code == 0:
-        return ("silent", text.strip()[-200:]) if broken else ("ok", "")
-    return "traceback", f"exit {result.exit_code}: {text.strip()[-200:]}"
-
-
-def invoke(args: list[str]):
-    return CliRunner().invoke(app, args, catch_exceptions=True)
 
 
 def sweep_configs(work: Path) -> list[Case]:
@@ -199,17 +195,9 @@ def sweep_sequences(seq: Path, work: Path, quick: bool) -> list[Case]:
                 if outcome == "silent" and command == "info":
                     outcome = "ok"  # info summarises what is there, broken or not
                 cases.append(Case(f"file:{command}", f"{rel} {how}", outcome, detail))
-                _remove(out, out.with_suffix(".png"), out.with_suffix(".json"))
+                remove(out, out.with_suffix(".png"), out.with_suffix(".json"))
             shutil.rmtree(copy)
     return cases
-
-
-def _remove(*paths: Path) -> None:
-    for path in paths:
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
 
 
 def looks_complete(out: Path) -> bool:
@@ -273,7 +261,7 @@ def sweep_kills(seq: Path, work: Path) -> list[Case]:
             if finished:
                 outcome = {0: "ok", 2: "refused"}.get(proc.returncode, "traceback")
                 cases.append(Case("kill", label, outcome, f"finished first ({proc.returncode})"))
-                _remove(out, out.with_suffix(".json"))
+                remove(out, out.with_suffix(".json"))
                 continue
             if name in RESUMED:  # its last file: present only once the report is whole
                 whole_report = (out / RESUMED[name]).exists()
@@ -283,19 +271,8 @@ def sweep_kills(seq: Path, work: Path) -> list[Case]:
             cases.append(Case("kill", label, outcome, detail))
             if name == "run" or name in RESUMED:
                 cases.append(_finish_again(name, args, out, label))
-            _remove(out, out.with_suffix(".json"))
+            remove(out, out.with_suffix(".json"))
     return cases
-
-
-def _digest(path: Path) -> dict[str, str]:
-    """sha256 of a file, or of every file below a folder, by relative path."""
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    return {
-        str(p.relative_to(path)) if p != path else p.name: hashlib.sha256(
-            p.read_bytes()
-        ).hexdigest()
-        for p in files
-    }
 
 
 def _reference(name: str, template: list[str], work: Path) -> float:
@@ -304,7 +281,7 @@ def _reference(name: str, template: list[str], work: Path) -> float:
     reference = work / f"ref-{name}"
     args = [a.replace("{out}", str(reference)) for a in template]
     start = time.perf_counter()
-    subprocess.run([str(TWINSIM), *args], capture_output=True, check=True)
+    subprocess.run([str(TWINSIM), *args], capture_output=True, check=True, timeout=900)
     return time.perf_counter() - start
 
 
@@ -316,7 +293,7 @@ def _killed_output(name: str, args: list[str], out: Path, work: Path) -> tuple[s
         return "refused", ""
     reference = work / f"ref-{name}"
     ref = next(t for t in (reference, reference.with_suffix(".json")) if t.exists())
-    if _digest(target) == _digest(ref):
+    if digest(target) == digest(ref):
         return "ok", "finished just before the kill"
     return "silent", "looks complete but differs from an unkilled run"
 
@@ -329,7 +306,12 @@ def _finish_again(name: str, args: list[str], out: Path, label: str) -> Case:
             return Case("resume", label, "ok", "no checkpoint yet")
     else:
         again = args
-    done = subprocess.run([str(TWINSIM), *again], capture_output=True, text=True)
+    try:
+        done = subprocess.run(
+            [str(TWINSIM), *again], capture_output=True, text=True, timeout=TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        return Case("resume", label, "hang", f"no exit within {TIMEOUT_S} s")
     if done.returncode != 0 or "Traceback" in done.stderr:
         return Case("resume", label, "traceback", done.stderr.strip()[-200:])
     if name == "run":
@@ -367,7 +349,14 @@ def sweep_full_disk(seq: Path, work: Path) -> list[Case]:
             filler.write_bytes(b"\0" * free)
             out = mount / name.replace(" ", "_").replace("-", "_")
             args = [a.replace("{out}", str(out)) for a in template]
-            done = subprocess.run([str(TWINSIM), *args], capture_output=True, text=True)
+            try:
+                done = subprocess.run(
+                    [str(TWINSIM), *args], capture_output=True, text=True, timeout=TIMEOUT_S
+                )
+            except subprocess.TimeoutExpired:
+                cases.append(Case("disk", name, "hang", f"no exit within {TIMEOUT_S} s"))
+                remove(filler, out, out.with_suffix(".json"), out.with_suffix(".png"))
+                continue
             text = done.stdout + done.stderr
             lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
             targets = (out, out.with_suffix(".json"), out.with_suffix(".png"))
@@ -381,9 +370,55 @@ def sweep_full_disk(seq: Path, work: Path) -> list[Case]:
             else:
                 outcome, detail = "refused", (lines[-1] if lines else "")[:200]
             cases.append(Case("disk", name, outcome, detail))
-            _remove(filler, *targets)
+            remove(filler, *targets)
     finally:
         subprocess.run(["umount", str(mount)], capture_output=True)
+    return cases
+
+
+def _classes(seq: Path, work: Path, quick: bool) -> dict[str, Callable[[], list[Case]]]:
+    """Each class of faults by name, in the order they run (quick: the ones that take about a
+    minute or less, and fewer readers and seeds)."""
+    classes = {
+        "config": lambda: sweep_configs(work),
+        "file": lambda: sweep_sequences(seq, work, quick),
+        "links": lambda: sweep_links(seq, work, quick),
+        "concurrent": lambda: sweep_concurrent(seq, work),
+        "serve": lambda: sweep_serve(work),
+        "nesting": lambda: sweep_nesting(seq, work),
+        "sizes": lambda: sweep_sizes(seq, work),
+        "seeds": lambda: sweep_seeds(work, quick),
+        "tamper": lambda: sweep_tamper(work),
+    }
+    if not quick:
+        classes["kill"] = lambda: sweep_kills(seq, work)
+        classes["disk"] = lambda: sweep_full_disk(seq, work)
+    return classes
+
+
+def _run_class(name: str, sweep: Callable[[], list[Case]]) -> list[Case]:
+    """One class's cases; the sweep's own failure is reported as a case, not a crash."""
+    started = time.perf_counter()
+    try:
+        cases = sweep()
+    except Exception as exc:  # a bug of the sweep: say so and go on with the other classes
+        traceback.print_exc()
+        cases = [Case(name, "the sweep itself failed", "traceback", f"{type(exc).__name__}: {exc}")]
+    print(f"[{name}: {len(cases)} cases in {time.perf_counter() - started:.0f} s]", flush=True)
+    return cases
+
+
+def _whole_sweep(seq: Path, before: dict[str, str], home: Path) -> list[Case]:
+    """Escapes of the sweep as a whole: the source sequence changed, files left in the
+    sweep's own working directory or in the commands' one."""
+    checks = {
+        "source sequence unchanged": differences(before, digest(seq)),
+        "sweep working directory empty": sorted(os.listdir(home)),
+        "commands' working directory empty": sandbox_leftovers(clear=False),
+    }
+    cases = []
+    for label, found in checks.items():
+        cases.append(Case("sweep", label, "escape" if found else "ok", str(found[:5])[:300]))
     return cases
 
 
@@ -391,35 +426,44 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--quick", action="store_true", help="four readers, no kills or disk")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer readers and seeds, no kills or full disk"
+    )
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="twinsim-sweep-"))
+    work = (args.work or Path(tempfile.mkdtemp(prefix="twinsim-sweep-"))).resolve()
+    json_path = args.json.resolve() if args.json else None
     work.mkdir(parents=True, exist_ok=True)
+    home = work / "cwd"  # the sweep's own working directory (in-process commands): stays empty
+    remove(home)
+    home.mkdir()
+    os.chdir(home)
+    remove(work / "cwd-cli")
+    use_sandbox(work / "cwd-cli")  # every process's: checked after each (`run_cli`)
     seq = work / "source"
     if not seq.exists():
         sets = [a for s in SEQUENCE_SETS for a in ("--set", s)]
         result = invoke(["run", "--config", "tiny", "--duration", "1", *sets, "--out", str(seq)])
         assert result.exit_code == 0, result.output
+    before = digest(seq)
     started = time.perf_counter()
-    cases = sweep_configs(work)
-    cases += sweep_sequences(seq, work, args.quick)
-    if not args.quick:
-        cases += sweep_kills(seq, work)
-        cases += sweep_full_disk(seq, work)
+    cases = []
+    for name, sweep in _classes(seq, work, args.quick).items():
+        cases += _run_class(name, sweep)
+    cases += _whole_sweep(seq, before, home)
     counts = Counter(c.outcome for c in cases)
     by_group = Counter((c.group.split(":")[0], c.outcome) for c in cases)
     print(f"{len(cases)} cases in {time.perf_counter() - started:.0f} s: {dict(counts)}")
     for (group, outcome), n in sorted(by_group.items()):
-        print(f"  {group:8s} {outcome:10s} {n}")
+        print(f"  {group:10s} {outcome:10s} {n}")
     for case in cases:
-        if case.outcome in ("traceback", "silent"):
+        if case.outcome in FAILING:
             print(f"{case.outcome.upper():9s} {case.group} | {case.name} | {case.detail}")
-    if args.json:
-        args.json.write_text(
+    if json_path:
+        json_path.write_text(
             json.dumps({"counts": dict(counts), "cases": [c.__dict__ for c in cases]}, indent=1)
             + "\n"
         )
-    return 1 if counts["traceback"] or counts["silent"] else 0
+    return 1 if any(counts[outcome] for outcome in FAILING) else 0
 
 
 if __name__ == "__main__":

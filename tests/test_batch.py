@@ -111,6 +111,10 @@ def test_dry_run_prints_the_graph_and_writes_nothing(tmp_path):
         ({"noise": {"n": {"profile": "rotor"}}}, r"noise\.n: unknown noise profile 'rotor'"),
         ({"twins": {"f": {"fogg": 1}}}, r"twins\.f: unknown variation 'fogg'; allowed here: "),
         ({"bench": {"methods": ["orb"]}}, r"bench\.methods: unknown method 'orb'; built-in: "),
+        (
+            {"runs": {"configs": ["tiny"], "duration": 1e12}},
+            r"sim\.duration_s: Input should be less than or equal to 86400",
+        ),
     ],
 )
 def test_bad_plans_fail_before_anything_runs(tmp_path, changes, expected):
@@ -122,6 +126,8 @@ def test_bad_plans_fail_before_anything_runs(tmp_path, changes, expected):
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in lines[0]
     assert re.search(expected, " ".join(result.output.split())), result.output
     assert not out.exists()
+    dry = runner.invoke(app, ["batch", str(plan), "--out", str(out), "--dry-run"])
+    assert dry.exit_code == 2 and re.search(expected, " ".join(dry.output.split())), dry.output
 
 
 def test_unreachable_ray_address_is_one_line(tmp_path):

@@ -139,6 +139,7 @@ def test_navbench_refuses_bad_input_in_one_line(tmp_path, extra, says):
     assert says in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "nb").exists()
 
+@pytest.mark.slow
 
 def test_the_planner_reaches_an_object_goal_by_its_footprint(tmp_path, gl_backend):
     import shapely

@@ -148,6 +148,7 @@ def test_control_replay_repeats_the_motion(omni_sequence, tmp_path):
     assert np.abs(T0[:, :3, 3] - T1[:, :3, 3]).max() < 1e-9
     assert np.abs(T0[:, :3, :3] - T1[:, :3, :3]).max() < 1e-9
 
+@pytest.mark.slow
 
 def test_it_tours_the_free_floor_of_a_warehouse(warehouse_sequence):
     report = validate_sequence(warehouse_sequence)

@@ -63,6 +63,7 @@ def drone(tmp_path_factory, gl_backend):
     return cfg, whole, _interrupted(cfg, root / "cut", 200)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides", [DRONE, DIFF_DRIVE], ids=["drone", "diff_drive"])
 def test_a_resumed_run_is_byte_identical_to_an_uninterrupted_one(tmp_path, overrides, drone):
     if overrides is DRONE:
@@ -79,6 +80,7 @@ def test_a_resumed_run_is_byte_identical_to_an_uninterrupted_one(tmp_path, overr
     assert validate_sequence(cut).ok
     assert not (cut / "resume.npz").exists()
 
+@pytest.mark.slow
 
 def test_a_killed_cli_run_resumes_to_the_same_folder(tmp_path):
     sets = ["--set", "output.checkpoint_s=0.2"]

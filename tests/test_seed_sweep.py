@@ -50,7 +50,13 @@ def _scene(name: str, seed: int) -> SceneSpec:
         return build_scene(cfg)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+#: the seeds of the everyday tier (`make test-fast`); the others are marked slow
+QUICK_SEEDS = 3
+
+
+@pytest.mark.parametrize(
+    "seed", [pytest.param(s, marks=pytest.mark.slow) if s >= QUICK_SEEDS else s for s in SEEDS]
+)
 @pytest.mark.parametrize("name", SWEEPS)
 def test_every_preset_builds_its_world_for_every_seed(name, seed):
     """Default, D, tiny (and its ground robots), team and town: the world builds, every robot

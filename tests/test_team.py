@@ -64,6 +64,7 @@ def test_the_preset_is_two_drones_and_the_ground_robot(omni_kind):
         assert (robot.sensors["cam0"].width, robot.sensors["cam0"].height) == (640, 480)
     assert cfg.robots["ugv"].sensors["cam0"].pos == CAMERA_POS
 
+@pytest.mark.slow
 
 def test_the_team_records_three_robots_in_one_valid_sequence(team_sequence):
     report = validate_sequence(team_sequence)

@@ -68,6 +68,7 @@ def _vehicle_boxes(scene, t):
         boxes.append(row)
     return boxes
 
+@pytest.mark.slow
 
 def test_vehicles_keep_clear_of_each_other_the_robot_and_people(scene):
     """At 10 Hz over the run, no two vehicle footprints overlap, none comes within 0.5 m of

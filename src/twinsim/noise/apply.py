@@ -72,17 +72,8 @@ def apply_noise(
             if stream not in plan:
                 _copy_stream(src / stream, dst / stream)
         for stream in plan:
-            kind = types.get(stream, "imu")
-            if kind == "camera":
-                steps = _write_camera(seq, writer, stream, profile, seed, draws)
-            elif kind == "imu":
-                steps = _write_imu(seq, writer, stream, profile, seed, draws)
-            elif kind == "gnss":
-                rng = stream_rng(seed, stream)
-                steps = write_gnss(seq, writer, stream, profile.gnss, rng, draws)
-            else:
-                steps = _write_lidar(seq, writer, stream, profile, seed)
-            for _ in steps:
+            write = _WRITERS[types.get(stream, "imu")]  # a new spline IMU has no type yet
+            for _ in write(seq, writer, stream, profile, seed, draws):
                 done += 1
                 if progress is not None:
                     progress(done, total)
@@ -199,7 +190,7 @@ def _units(seq: SequenceReader, stream: str, kind: str) -> int:
     return len(seq.lidar(stream)) if kind == "lidar" else 1
 
 
-def _write_lidar(seq, writer, stream, profile: NoiseProfile, seed: int):
+def _write_lidar(seq, writer, stream, profile: NoiseProfile, seed: int, draws: dict):
     """Write every scan of a LiDAR with range noise and dropouts; yields once per scan."""
     rng = stream_rng(seed, stream)
     writer.add_lidar(stream)
@@ -291,3 +282,17 @@ def _write_camera(seq, writer, stream, profile: NoiseProfile, seed: int, draws: 
             "rolling_shutter_readout_s": readout,
             "frames": {k: [d[k] for d in frames_drawn] for k in ("exposure_s", "gain", "gamma")},
         }
+
+
+def _write_gnss(seq, writer, stream, profile: NoiseProfile, seed: int, draws: dict):
+    """Write a GNSS table with its noise (`noise/gnss.py`); yields once."""
+    return write_gnss(seq, writer, stream, profile.gnss, stream_rng(seed, stream), draws)
+
+
+#: the writer of each stream type the profiles add noise to (`_noisy_streams` picks them)
+_WRITERS = {
+    "camera": _write_camera,
+    "imu": _write_imu,
+    "gnss": _write_gnss,
+    "lidar": _write_lidar,
+}

@@ -59,11 +59,21 @@ def _probe(backend: str) -> str | None:
 
 
 def configure_backend(preference: str = "auto") -> str:
-    """Export a working headless backend ("egl" or "osmesa") and return its name.
+    """Export a working headless backend ("egl" or "osmesa") and return its name; then take
+    MuJoCo's warnings over (`mujoco_warnings`), before anything compiles or steps a model.
 
     Must run before `mujoco` is imported. Raises `RenderBackendError` naming the missing
     libraries when no backend works.
     """
+    backend = _chosen_backend(preference)
+    from twinsim.engine import mujoco_warnings  # imports mujoco: only once the backend is set
+
+    mujoco_warnings.take_over()
+    return backend
+
+
+def _chosen_backend(preference: str) -> str:
+    """The backend `configure_backend` exports (a user's `MUJOCO_GL`, or the first that works)."""
     chosen = os.environ.get("MUJOCO_GL", "").lower()
     if chosen and preference == "auto":
         _check_library(chosen)

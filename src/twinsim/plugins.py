@@ -124,17 +124,19 @@ def keyed_config(
     field: str,
     default: str | None,
     model_of: Callable[[Any], type[BaseModel]] = lambda entry: entry.config_model,
+    unknown: type[BaseModel] | None = None,
 ) -> Any:
     """An annotation for a config field whose model is picked by its `field` key in `registry`.
 
     A mapping without the key gets `default` (with none, the key is required); an unknown key
-    fails with the registered names.
+    fails with the registered names, or, given `unknown`, is validated with that model (what a
+    file written with a plug-in that is not installed is read as).
     Dumps keep the subclass fields (`SerializeAsAny`).
     """
 
     def model_for(value: Any) -> type[BaseModel] | None:
         name = value.get(field, default) if isinstance(value, dict) else default
-        return model_of(registry.get(name)) if name in registry else None
+        return model_of(registry.get(name)) if name in registry else unknown
 
     def pick(value: Any) -> Any:
         if isinstance(value, BaseModel):
@@ -145,7 +147,9 @@ def keyed_config(
         if name is None:
             raise ValueError(f"needs a {field!r}: one of {', '.join(registry.names())}")
         if name not in registry:
-            raise ValueError(registry.unknown(name))
+            if unknown is None:
+                raise ValueError(registry.unknown(name))
+            return unknown.model_validate({**value, field: name})
         return model_of(registry.get(name)).model_validate({**value, field: name})
 
     return Annotated[SerializeAsAny[BaseModel], BeforeValidator(pick), KeyedModel(model_for)]

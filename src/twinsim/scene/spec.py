@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     SerializationInfo,
-    SerializeAsAny,
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
     model_validator,
 )
 
-from twinsim.configmodel import KeyedModel
 from twinsim.plugins import keyed_config
 from twinsim.robots.registry import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS
 from twinsim.scene.roads import RoadNetworkSpec
@@ -350,26 +346,11 @@ class ForeignSensorSpec(SensorSpec):
     model_config = ConfigDict(extra="allow")
 
 
-def _sensor_spec_model(value: Any) -> type[SensorSpec]:
-    """The model a sensor of `scene.json` is read with: its kind's `spec_model`, or
-    `ForeignSensorSpec` for a kind that is not registered."""
-    kind = value.get("type") if isinstance(value, dict) else None
-    return SENSORS.get(kind).spec_model if kind in SENSORS else ForeignSensorSpec
-
-
-def _sensor_spec(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value
-    if not isinstance(value, dict):
-        raise ValueError("a sensor is a mapping of its fields")
-    return _sensor_spec_model(value).model_validate(value)
-
-
-#: a sensor of the scene, validated by its kind's `spec_model` (picked by its `type`), its
-#: kind's own fields written out with it
-SENSOR_SPEC = Annotated[
-    SerializeAsAny[SensorSpec], BeforeValidator(_sensor_spec), KeyedModel(_sensor_spec_model)
-]
+#: a sensor of the scene, validated by its kind's `spec_model` (picked by its `type`; a kind
+#: that is not registered reads as `ForeignSensorSpec`), its kind's own fields written with it
+SENSOR_SPEC = keyed_config(
+    SENSORS, "type", None, lambda entry: entry.spec_model, unknown=ForeignSensorSpec
+)
 
 
 class SceneSpec(FrozenSpec):

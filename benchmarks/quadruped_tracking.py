@@ -28,8 +28,8 @@ import numpy as np
 
 from twinsim.config import load_config
 from twinsim.engine.backend import configure_backend
+from twinsim.registries import ROBOTS
 from twinsim.robots.quadruped import LEGS
-from twinsim.robots.registry import ROBOTS
 from twinsim.robots.trajectory import Trajectory
 from twinsim.sequence import open_sequence, validate_sequence
 from twinsim.sim import build_scene, record

@@ -31,7 +31,7 @@ import numpy as np
 import twinsim
 from twinsim.config import load_config
 from twinsim.engine.backend import configure_backend
-from twinsim.robots.registry import ROBOTS
+from twinsim.registries import ROBOTS
 from twinsim.sim import build_scene, record
 
 kind, mode, duration, scratch = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
@@ -106,7 +106,7 @@ def _child(kind: str, mode: str, duration: float, scratch: str) -> dict:
 
 
 def _registered() -> list[str]:
-    from twinsim.robots.registry import ROBOTS
+    from twinsim.registries import ROBOTS
 
     return [k for k in KINDS if k in ROBOTS]
 

@@ -172,8 +172,8 @@ def test_traffic_keeps_clear_of_the_car_box(drive):
             )
             assert car.distance(other) > 0.5, (obj.name, t_ns[k])
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_replays_of_a_drive(drive, tmp_path):
     twin = replay(drive, tmp_path / "twin", rerender=True)
     a, b = digest_folder(drive), digest_folder(twin)

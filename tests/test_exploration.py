@@ -15,7 +15,7 @@ from twinsim.config import load_config
 from twinsim.navigation.api import NavContext, run_episode
 from twinsim.navigation.frontier import FrontierExplorer
 from twinsim.navigation.occupancy import FREE, OCCUPIED, UNKNOWN, OccupancyGrid, frontier
-from twinsim.navigation.registry import NAVIGATORS
+from twinsim.registries import NAVIGATORS
 from twinsim.sensors.camera import intrinsics
 from twinsim.sequence.validate import validate_sequence
 

@@ -218,8 +218,8 @@ def test_a_run_with_exposure_is_a_valid_sequence_and_replays_exactly(runs, tmp_p
     a, b = digest_folder(shutter), digest_folder(twin)
     assert {p for p in a if a[p] != b[p]} == {"metadata.json"}
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_a_twin_can_add_the_shutter_to_a_plain_run(runs, tmp_path):
     from twinsim.replay import Variations, replay
 

@@ -14,9 +14,9 @@ import pytest
 from conftest import box_room_scene, make_robot
 from twinsim.config import RenderConfig, load_config
 from twinsim.geometry import pose_to_T
+from twinsim.registries import ROBOTS
 from twinsim.robots.drone import DroneSpec
 from twinsim.robots.drone_robot import Drone
-from twinsim.robots.registry import ROBOTS
 from twinsim.scene.body_spec import BodySpec, LinkGeomSpec, LinkSpec
 from twinsim.scene.vocabulary import class_id
 from twinsim.sensors.kinds.lidar import LidarConfig, lidar_spec

@@ -17,7 +17,7 @@ import pytest
 from twinsim.assemble import build_scene
 from twinsim.config import load_config
 from twinsim.engine.build import compile_model, robot_body
-from twinsim.robots.registry import ROBOTS
+from twinsim.registries import ROBOTS
 
 #: a user's MJCF whose bodies state no inertia (MuJoCo derives it from the geoms, one of them
 #: off-centre) and a URDF whose links state theirs

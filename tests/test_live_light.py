@@ -32,8 +32,8 @@ def _brightness(level: str, seconds: float = 3.0) -> np.ndarray:
             obs = session.step({})
     return np.array(means)
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_major_adversity_changes_the_light_and_none_does_not(gl_backend):
     steady, dimming = _brightness("none"), _brightness("major")
     assert len(steady) > 60 and len(dimming) > 60

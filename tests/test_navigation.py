@@ -21,7 +21,7 @@ from twinsim.closedloop.tasks import PointGoalConfig, PointGoalTask
 from twinsim.config import load_config
 from twinsim.navigation.api import run_episode
 from twinsim.navigation.bench import NavBenchSpec, navbench
-from twinsim.navigation.registry import NAVIGATORS
+from twinsim.registries import NAVIGATORS
 from twinsim.sequence import validate_sequence
 
 OVERRIDES = ["robot.kind=omni", "sensors.cam0.width=64", "sensors.cam0.height=48"]
@@ -139,8 +139,8 @@ def test_navbench_refuses_bad_input_in_one_line(tmp_path, extra, says):
     assert says in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "nb").exists()
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_the_planner_reaches_an_object_goal_by_its_footprint(tmp_path, gl_backend):
     import shapely
 

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import digest_folder
 from twinsim.config import load_config
+from twinsim.registries import ROBOTS
 from twinsim.replay import replay
 from twinsim.robots.omni import (
     BODY_Z_M,
@@ -20,7 +21,6 @@ from twinsim.robots.omni import (
     SHAPE,
 )
 from twinsim.robots.omni_robot import Omni
-from twinsim.robots.registry import ROBOTS
 from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.free_space import build_free_space, floor_region
 from twinsim.sensors.rig import resolve_sensors
@@ -148,8 +148,8 @@ def test_control_replay_repeats_the_motion(omni_sequence, tmp_path):
     assert np.abs(T0[:, :3, 3] - T1[:, :3, 3]).max() < 1e-9
     assert np.abs(T0[:, :3, :3] - T1[:, :3, :3]).max() < 1e-9
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_it_tours_the_free_floor_of_a_warehouse(warehouse_sequence):
     report = validate_sequence(warehouse_sequence)
     assert report.ok, report.problems
@@ -163,7 +163,7 @@ def test_it_tours_the_free_floor_of_a_warehouse(warehouse_sequence):
 def test_naming_the_kind_on_a_preset_mounts_its_sensors_where_the_kind_does():
     """`--set robot.kind=omni` on `tiny` keeps tiny's 64x48 camera, on the omni's mast."""
     from twinsim.config import load_config
-    from twinsim.robots.registry import ROBOTS
+    from twinsim.registries import ROBOTS
 
     mast = ROBOTS.get("omni").default_sensors()["cam0"]["pos"]
     cam = load_config("tiny", ["robot.kind=omni"]).robot.sensors["cam0"]

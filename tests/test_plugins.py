@@ -21,11 +21,11 @@ from conftest import digest_folder
 from twinsim.cli import app
 from twinsim.config import TwinsimConfig, load_config
 from twinsim.errors import ConfigError
+from twinsim.registries import GENERATORS, ROBOTS, SENSORS
 from twinsim.replay import replay
 from twinsim.robots.base import Robot, RobotConfig, RobotLog
-from twinsim.robots.registry import ROBOTS
 from twinsim.scene.body_spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
-from twinsim.scene.generators import GENERATORS, Layout, SceneConfig, WorldGenerator
+from twinsim.scene.generators import Layout, SceneConfig, WorldGenerator
 from twinsim.scene.spec import (
     GeomSpec,
     LightSpec,
@@ -36,7 +36,6 @@ from twinsim.scene.spec import (
     SensorSpec,
 )
 from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_metadata
-from twinsim.sensors.registry import SENSORS
 from twinsim.sensors.rig import body_mounted
 from twinsim.sequence import open_sequence, validate_sequence
 
@@ -390,4 +389,3 @@ def test_a_sensor_kind_must_name_the_spec_model_it_makes():
         cfg = load_config("tiny", ["sensors.alt0.kind=forgetful"])
         with pytest.raises(TypeError, match="set spec_model = AltimeterSpec"):
             resolve_sensors(cfg.robots["robot"].sensors)
-

@@ -28,8 +28,8 @@ def test_preset_writes_a_valid_sequence(preset, tmp_path, gl_backend):
     if preset.endswith("H"):  # held level by the PID: numerically zero
         assert tilt.max() < 1e-12
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_wo_object_passes_right_in_front_of_the_lens(tmp_path, gl_backend):
     cfg = load_config("WO", [*SMALL, "people.count=0", "flying_objects.count=0"], duration_s=9.0)
     seq = open_sequence(run(cfg, tmp_path / "wo"))

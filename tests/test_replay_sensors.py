@@ -41,8 +41,8 @@ def runs(tmp_path_factory, gl_backend):
     )
     return plain, full
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_twin_adds_lidar_and_event_camera_as_if_recorded(runs, tmp_path):
     from twinsim.replay import Variations, replay
 

@@ -80,8 +80,8 @@ def test_a_resumed_run_is_byte_identical_to_an_uninterrupted_one(tmp_path, overr
     assert validate_sequence(cut).ok
     assert not (cut / "resume.npz").exists()
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_a_killed_cli_run_resumes_to_the_same_folder(tmp_path):
     sets = ["--set", "output.checkpoint_s=0.2"]
     whole, cut = tmp_path / "whole", tmp_path / "cut"

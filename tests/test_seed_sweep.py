@@ -19,9 +19,9 @@ from twinsim.assemble import build_scene, crowd_draws
 from twinsim.closedloop.gym_env import TwinsimNavEnv
 from twinsim.closedloop.tasks import TaskError, episode_seeds
 from twinsim.config import load_config
+from twinsim.registries import GENERATORS
 from twinsim.scene import overlay
 from twinsim.scene.free_space import build_free_space, floor_region
-from twinsim.scene.generators import GENERATORS
 from twinsim.scene.placement import (
     DOORWAY_MARGIN_M,
     STATIONARY_MOTIONS,

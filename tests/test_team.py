@@ -12,9 +12,9 @@ import pytest
 
 from twinsim.assemble import ROBOT_START_GAP_M
 from twinsim.config import load_config
+from twinsim.registries import ROBOTS
 from twinsim.robots.omni import BODY_Z_M, CAMERA_HEIGHT_M, CAMERA_POS
 from twinsim.robots.omni_robot import Omni
-from twinsim.robots.registry import ROBOTS
 from twinsim.sequence import open_sequence, validate_sequence
 
 TEAM = {"uav1": "drone", "uav2": "drone", "ugv": "omni"}
@@ -64,8 +64,8 @@ def test_the_preset_is_two_drones_and_the_ground_robot(omni_kind):
         assert (robot.sensors["cam0"].width, robot.sensors["cam0"].height) == (640, 480)
     assert cfg.robots["ugv"].sensors["cam0"].pos == CAMERA_POS
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_the_team_records_three_robots_in_one_valid_sequence(team_sequence):
     report = validate_sequence(team_sequence)
     assert report.ok, report.problems

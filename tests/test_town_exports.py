@@ -12,7 +12,8 @@ import json
 import numpy as np
 import pytest
 
-from twinsim.export.registry import EXPORT_MARKER, FORMATS, export_sequence
+from twinsim.export.registry import EXPORT_MARKER, export_sequence
+from twinsim.registries import FORMATS
 from twinsim.sequence import open_sequence
 
 RIG = [

@@ -25,7 +25,7 @@ from twinsim.actors.traffic import DT_S, KEY_EVERY, simulate_traffic
 from twinsim.actors.vehicles import CLASSES
 from twinsim.assemble import build_scene
 from twinsim.config import load_config
-from twinsim.robots.registry import ROBOTS
+from twinsim.registries import ROBOTS
 from twinsim.scene.town import TownConfig, generate_town
 
 WEIGHTS = {"car": 0.6, "van": 0.15, "truck": 0.1, "bus": 0.1, "bicycle": 0.05}
@@ -68,8 +68,8 @@ def _vehicle_boxes(scene, t):
         boxes.append(row)
     return boxes
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_vehicles_keep_clear_of_each_other_the_robot_and_people(scene):
     """At 10 Hz over the run, no two vehicle footprints overlap, none comes within 0.5 m of
     the robot's planned footprint or of a person's root."""

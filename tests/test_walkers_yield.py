@@ -26,7 +26,7 @@ from twinsim.actors.yielding import (
 from twinsim.assemble import build_scene
 from twinsim.config import load_config
 from twinsim.geometry import quats_xyzw_to_matrices
-from twinsim.robots.registry import ROBOTS
+from twinsim.registries import ROBOTS
 from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.spec import HumanBodySpec, HumanMotionSpec, PersonSpec, SceneSpec
 

@@ -26,11 +26,11 @@ from twinsim.actors.town_traffic import PlannedBox, make_town_traffic
 from twinsim.actors.yielding import RobotTrack, yield_times, yield_to_robots
 from twinsim.config import FlyingObjectsConfig, PeopleConfig, TwinsimConfig
 from twinsim.errors import ConfigError
+from twinsim.registries import GENERATORS, ROBOTS
 from twinsim.robots.arm_scan import ArmPlanError
-from twinsim.robots.registry import ROBOTS
 from twinsim.robots.tour import PlanningError
 from twinsim.scene.free_space import FreeSpaceError, floor_region
-from twinsim.scene.generators import GENERATORS, Layout
+from twinsim.scene.generators import Layout
 from twinsim.scene.placement import (
     STATIONARY_MOTIONS,
     STATIONARY_PERSON_HALF_M,

@@ -26,8 +26,7 @@ from twinsim.config_shorthands import (
 from twinsim.configmodel import ConfigModel, Seed, format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.plugins import keyed_config
-from twinsim.robots.registry import DEFAULT_ROBOT_KIND, ROBOTS
-from twinsim.scene.generators import DEFAULT_GENERATOR, GENERATORS
+from twinsim.registries import DEFAULT_GENERATOR, DEFAULT_ROBOT_KIND, GENERATORS, ROBOTS
 from twinsim.sequence.clock import expected_count
 from twinsim.textdata import TextDataError, excerpt, parse_yaml
 

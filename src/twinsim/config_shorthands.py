@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from twinsim.robots.registry import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS
+from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS
 
 __all__ = ["DEFAULT_ROBOT", "SENSOR_SECTIONS", "fold_robots", "merge", "shorthand_paths"]
 #: robot names: plain identifiers (a stream of robot `r` in a sequence of several is `r.<name>`)

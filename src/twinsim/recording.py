@@ -19,10 +19,9 @@ import numpy as np
 
 from twinsim.config import TwinsimConfig
 from twinsim.geometry import T_to_pos_quat_xyzw
-from twinsim.robots.registry import ROBOTS
+from twinsim.registries import ROBOTS, SENSORS
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.base import POSE_COLUMNS, RecordingContext, substate
-from twinsim.sensors.registry import SENSORS
 from twinsim.sequence import SequenceWriter, step_to_ns
 
 if TYPE_CHECKING:  # replay imports this module

@@ -24,11 +24,10 @@ from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend, mujoco_version
 from twinsim.errors import OutputFolderError
 from twinsim.recording import RobotStep, StreamRecorder
+from twinsim.registries import ROBOTS, SENSORS
 from twinsim.resume import Checkpoint, LoggedStates, write_checkpoint
-from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import RobotSpec, SceneSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
-from twinsim.sensors.registry import SENSORS
 from twinsim.sequence import SequenceWriter, step_to_ns
 from twinsim.sequence.contacts import CONTACT_FIELDS
 from twinsim.sequence.layout import SEQUENCE_FORMAT_VERSION

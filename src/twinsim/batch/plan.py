@@ -272,7 +272,7 @@ def _check_name(section: str, name: str) -> None:
 
 
 def _export_params(name: str, spec: Export) -> dict:
-    from twinsim.export.registry import FORMATS
+    from twinsim.registries import FORMATS
 
     _check_name("exports", name)
     if spec.format not in FORMATS:

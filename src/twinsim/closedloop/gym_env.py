@@ -33,8 +33,8 @@ from twinsim.closedloop.tasks import (
 from twinsim.config import TwinsimConfig, load_config
 from twinsim.engine.backend import configure_backend
 from twinsim.errors import ConfigError
+from twinsim.registries import ROBOTS
 from twinsim.robots.commands import CommandError
-from twinsim.robots.registry import ROBOTS
 
 #: id → (class, keyword arguments)
 ENV_IDS = {

@@ -26,8 +26,8 @@ from twinsim.closedloop import protocol
 from twinsim.closedloop.observations import Events, Observations, RobotObservations, Table
 from twinsim.closedloop.session import Session
 from twinsim.errors import TwinsimError
+from twinsim.registries import ROBOTS
 from twinsim.robots.commands import CommandError, CommandSpace
-from twinsim.robots.registry import ROBOTS
 
 #: the longest the loop waits on its socket before looking again (for `stop`, an idle server)
 _MAX_POLL_S = 0.5

@@ -23,8 +23,8 @@ from twinsim.configmodel import MAX_SEED
 from twinsim.engine.backend import configure_backend
 from twinsim.errors import ConfigError, TwinsimError
 from twinsim.recording import RobotStep, StreamRecorder
+from twinsim.registries import ROBOTS
 from twinsim.robots.commands import CommandError, CommandSpace
-from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SceneSpec
 from twinsim.sequence import SequenceWriter
 from twinsim.sim import build_metadata, clamped_report, step_range

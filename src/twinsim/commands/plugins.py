@@ -10,7 +10,7 @@ from rich.table import Table
 
 from twinsim.commands.common import console, fail
 from twinsim.errors import TwinsimError
-from twinsim.plugin_families import FAMILIES, family_registry
+from twinsim.registries import FAMILIES
 
 
 def plugins(
@@ -26,7 +26,7 @@ def plugins(
             raise TwinsimError(f"unknown family {family!r}; allowed: {', '.join(FAMILIES)}")
         table = Table("family", "name", "from", "entry-point group", box=None)
         for name in [family] if family else list(FAMILIES):
-            registry = family_registry(name)
+            registry = FAMILIES[name]
             for entry in registry.names():
                 table.add_row(name, entry, registry.origin(entry), registry.group)
     except TwinsimError as exc:

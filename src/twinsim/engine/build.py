@@ -29,14 +29,13 @@ from twinsim.engine.round_meshes import add_round_meshes
 from twinsim.engine.terrain import add_terrain
 from twinsim.engine.user_model import attach_model
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
-from twinsim.robots.registry import ROBOTS
+from twinsim.registries import ROBOTS, SENSORS
 from twinsim.scene.body_spec import BodySpec, LinkSpec
 from twinsim.scene.spec import ObjectSpec, RobotSpec, SceneSpec, TerrainSpec
 from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id
 from twinsim.sensors.base import CameraMount, Mount
-from twinsim.sensors.registry import SENSORS
 
 ROBOT_LAMP = "robot_lamp"
 UV_SUFFIX = "__uv"  # the variant of a textured material used by meshes with their own UVs

@@ -23,7 +23,7 @@ from twinsim.engine.look import Look, with_render_flicker
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.engine.robot_view import RobotView
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
-from twinsim.robots.registry import ROBOTS
+from twinsim.registries import ROBOTS
 from twinsim.scene.sky import sky_level
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.base import CameraMount, SiteMount

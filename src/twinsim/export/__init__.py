@@ -10,7 +10,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "ExportError": "twinsim.export.common",
-        "FORMATS": "twinsim.export.registry",
+        "FORMATS": "twinsim.registries",
         "ExportFormat": "twinsim.export.registry",
         "export_sequence": "twinsim.export.registry",
     },

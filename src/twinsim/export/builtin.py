@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from twinsim.export.registry import FORMATS, ExportFormat
+from twinsim.export.registry import ExportFormat
+from twinsim.registries import FORMATS
 
 for _format in (
     ExportFormat(

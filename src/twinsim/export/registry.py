@@ -15,7 +15,7 @@ from twinsim._version import __version__
 from twinsim.atomic import folder_lock
 from twinsim.errors import SequenceError
 from twinsim.export.common import ExportError, Progress, no_progress
-from twinsim.plugins import Registry
+from twinsim.registries import FORMATS
 from twinsim.sequence.reader import open_sequence
 from twinsim.sequence.writer import check_output_folder
 
@@ -45,12 +45,6 @@ class ExportFormat:
             for p in parameters
             if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "progress"
         }
-
-
-#: every export format by name (`export --format`); the built-ins in `twinsim.export.builtin`
-FORMATS: Registry[ExportFormat] = Registry(
-    "export format", "--format", "twinsim.export.builtin", "twinsim.exports"
-)
 
 
 def export_sequence(

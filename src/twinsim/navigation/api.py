@@ -5,7 +5,7 @@ has drawn its goal, then `act(obs, info)` every control period, returning that r
 (`{mode: {field: value}}`, as `Session.step` takes it). `run_episode` is the one loop: reset the
 session and the task, step until the task is done or the time limit, update the task's metrics,
 and close the episode (written where the session records). Methods are registered in
-`twinsim.navigation.registry.NAVIGATORS`.
+`twinsim.registries.NAVIGATORS`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from twinsim.closedloop.metrics import Metric, MetricManager
 from twinsim.closedloop.observations import Observations
 from twinsim.closedloop.session import Session
 from twinsim.config import TwinsimConfig
+from twinsim.registries import ROBOTS
 from twinsim.robots.commands import CommandSpace
 from twinsim.robots.live_reference import BaseLimits
-from twinsim.robots.registry import ROBOTS
 
 #: spawn key of a navigator's random stream, apart from the world's and the task's
 _NAVIGATOR_STREAM = 0x4E41

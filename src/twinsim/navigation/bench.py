@@ -81,8 +81,7 @@ class NavBenchSpec:
 
     def check(self) -> None:
         """Every name known, every count positive: one line naming what is wrong."""
-        from twinsim.navigation.registry import NAVIGATORS
-        from twinsim.scene.generators import GENERATORS
+        from twinsim.registries import GENERATORS, NAVIGATORS
 
         if not self.methods or len(set(self.methods)) != len(self.methods):
             raise TwinsimError(f"--methods: each method once, got {', '.join(self.methods)}")
@@ -128,7 +127,7 @@ def with_policies(spec: NavBenchSpec) -> NavBenchSpec:
     """The spec with each policy YAML among its methods read, checked and replaced by the
     policy's name (remembered in `external`); one line naming the file on any problem."""
     from twinsim.navigation.external import is_policy_file, load_policy
-    from twinsim.navigation.registry import NAVIGATORS
+    from twinsim.registries import NAVIGATORS
 
     methods, external = [], dict(spec.external)
     for method in spec.methods:
@@ -257,7 +256,7 @@ def _episode(trial: NavTrial, spec: NavBenchSpec, folder: Path, seed: int) -> No
     from twinsim.closedloop.tasks import PointGoalConfig, PointGoalTask
     from twinsim.config import load_config
     from twinsim.navigation.api import run_episode
-    from twinsim.navigation.registry import NAVIGATORS
+    from twinsim.registries import NAVIGATORS
 
     overrides = spec.config_overrides(trial.world, trial.adversity)
     cfg = load_config(spec.preset, overrides, duration_s=spec.duration_s)

@@ -6,7 +6,7 @@ from twinsim.navigation.api import NavigatorEntry
 from twinsim.navigation.frontier import FrontierExplorer
 from twinsim.navigation.planner import ShortestPathNavigator
 from twinsim.navigation.reactive import ReactiveDepthNavigator
-from twinsim.navigation.registry import NAVIGATORS
+from twinsim.registries import NAVIGATORS
 
 NAVIGATORS.register(
     "planner",

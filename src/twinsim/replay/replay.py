@@ -31,6 +31,7 @@ from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
 from twinsim.engine.look import Look
 from twinsim.recording import RobotStep, StreamRecorder
+from twinsim.registries import ROBOTS
 from twinsim.render.cycles.settings import CyclesSettings
 from twinsim.replay.actors import remove_actors
 from twinsim.replay.light import look_for, relight
@@ -49,7 +50,6 @@ from twinsim.replay.sensors import twin_sensors
 from twinsim.replay.source import ReplaySource, load_source
 from twinsim.replay.variations import ReplayMode, Variations
 from twinsim.replay.weather import Weather
-from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.lidar_weather import LidarWeather, LidarWeatherWriter

@@ -16,8 +16,8 @@ import numpy as np
 from twinsim._version import __version__
 from twinsim.config import TwinsimConfig, validate_config
 from twinsim.errors import ConfigError, SequenceError
+from twinsim.registries import ROBOTS
 from twinsim.robots.base import RobotLog
-from twinsim.robots.registry import ROBOTS
 from twinsim.scene.spec import SCENE_FORMAT_VERSION, SceneSpec
 from twinsim.sequence import open_sequence, validate_sequence
 from twinsim.sequence.layout import READABLE_FORMAT_VERSIONS

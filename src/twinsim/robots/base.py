@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from twinsim.configmodel import ConfigModel
+from twinsim.registries import SENSOR_CONFIG
 from twinsim.robots.commands import (
     PLANAR_VELOCITY,
     PLANAR_WAYPOINT,
@@ -35,7 +36,6 @@ from twinsim.robots.live_reference import BaseLimits, LiveController, LiveRefere
 from twinsim.robots.trajectory import Trajectory, planned_reference
 from twinsim.scene.body_spec import BodySpec
 from twinsim.scene.spec import RobotSpec
-from twinsim.sensors.registry import SENSOR_CONFIG
 
 #: the streams every robot records besides its sensors'
 ROBOT_STREAMS = ("groundtruth_body", "odometry", "joint_states", "robot_state", "contacts")

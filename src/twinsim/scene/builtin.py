@@ -1,7 +1,7 @@
 """Registers the built-in world generators (imported by the registry on its first look-up)."""
 
+from twinsim.registries import GENERATORS
 from twinsim.scene.apartment_generator import Apartment
-from twinsim.scene.generators import GENERATORS
 from twinsim.scene.town import Town
 from twinsim.scene.warehouse import Warehouse
 

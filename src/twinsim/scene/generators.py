@@ -18,7 +18,6 @@ from typing import ClassVar
 import numpy as np
 
 from twinsim.configmodel import ConfigModel
-from twinsim.plugins import Registry
 from twinsim.scene.roads import RoadNetworkSpec
 from twinsim.scene.spec import (
     DoorSpec,
@@ -89,11 +88,3 @@ class WorldGenerator(ABC):
     @abstractmethod
     def generate(self, cfg: SceneConfig, rng: np.random.Generator) -> Layout:
         """The layout for `cfg`; every random choice from `rng`."""
-
-
-#: the world generator of a config whose `scene` names none
-DEFAULT_GENERATOR = "apartment"
-
-GENERATORS: Registry[WorldGenerator] = Registry(
-    "world generator", "scene.generator", "twinsim.scene.builtin", "twinsim.generators"
-)

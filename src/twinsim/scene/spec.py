@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from twinsim.plugins import keyed_config
-from twinsim.robots.registry import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS
+from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS, SENSORS
 from twinsim.scene.roads import RoadNetworkSpec
 from twinsim.scene.spec_base import (
     IDENTITY_QUAT,
@@ -34,7 +34,6 @@ from twinsim.scene.spec_base import (
     Vec2,
     Vec3,
 )
-from twinsim.sensors.registry import SENSORS
 
 TextureKind = Literal["wood", "tiles", "carpet", "plaster", "wallpaper", "fabric"]
 RoomType = Literal["living_room", "kitchen", "bedroom", "bathroom", "corridor", "office"]
@@ -224,7 +223,7 @@ class SensorSpec(FrozenSpec):
     """
 
     name: str
-    type: str  # a registered sensor kind (`twinsim.sensors.registry`)
+    type: str  # a registered sensor kind (`twinsim.registries.SENSORS`)
     robot: str = DEFAULT_ROBOT
     rate_hz: int
     pos: Vec3

@@ -1,12 +1,12 @@
 """Registers the built-in sensor kinds (imported by the registry on its first look-up)."""
 
+from twinsim.registries import SENSORS
 from twinsim.sensors.kinds.camera import Camera
 from twinsim.sensors.kinds.event_camera import EventCamera
 from twinsim.sensors.kinds.gnss import Gnss
 from twinsim.sensors.kinds.imu import Imu
 from twinsim.sensors.kinds.lidar import Lidar
 from twinsim.sensors.kinds.wheel_odometry import WheelOdometry
-from twinsim.sensors.registry import SENSORS
 
 for kind in (Camera(), Imu(), Lidar(), EventCamera(), WheelOdometry(), Gnss()):
     SENSORS.register(kind.type, kind)

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from twinsim.errors import SequenceError
-from twinsim.robots.registry import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND
+from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND
 from twinsim.scene.spec import SceneSpec
 from twinsim.sequence.contacts import CONTACTS_FILE, read_contacts
 from twinsim.sequence.frames import Frame

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from twinsim.atomic import special_entries
 from twinsim.errors import SequenceError
+from twinsim.registries import SENSORS
 from twinsim.scene.spec import SceneSpec
-from twinsim.sensors.registry import SENSORS
 from twinsim.sequence.checksums import checksum_problems
 from twinsim.sequence.contacts import check_contacts
 from twinsim.sequence.layout import CHECKSUMS, INCOMPLETE, METADATA, SCENE, STATUS_COMPLETE

@@ -6,8 +6,8 @@ from twinsim.eval.methods.base import ESTIMATE_FILE, Method, MethodError
 from twinsim.eval.methods.external import ExternalMethod, load_external
 from twinsim.eval.methods.feature_vo import FeatureVO
 from twinsim.eval.methods.kiss_icp import KissIcpOdometry
-from twinsim.eval.methods.registry import METHODS
 from twinsim.eval.methods.rgbd_odometry import RgbdOdometry
+from twinsim.registries import METHODS
 
 
 def get_method(spec: str) -> Method:

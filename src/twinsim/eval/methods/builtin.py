@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from twinsim.eval.methods.feature_vo import FeatureVO
 from twinsim.eval.methods.kiss_icp import KissIcpOdometry
-from twinsim.eval.methods.registry import METHODS
 from twinsim.eval.methods.rgbd_odometry import RgbdOdometry
+from twinsim.registries import METHODS
 
 METHODS.register("rgbd_odometry", RgbdOdometry)
 METHODS.register("feature_vo", FeatureVO)

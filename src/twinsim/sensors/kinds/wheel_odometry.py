@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import Field
 
 from twinsim.errors import TwinsimError
-from twinsim.robots.registry import ROBOTS
+from twinsim.registries import ROBOTS
 from twinsim.scene.spec import SensorSpec
 from twinsim.sensors.base import (
     RecordingContext,

@@ -64,8 +64,9 @@ def _run_child(
 
 def _raw_cost(seq_path: Path, n_frames: int) -> float:
     """Seconds per frame of the bare MuJoCo passes, at poses of the recorded sequence."""
-    from twinsim.config import RenderConfig, validate_config
+    from twinsim.config import validate_config
     from twinsim.engine.backend import configure_backend
+    from twinsim.model.sections import RenderConfig
     from twinsim.sequence import open_sequence
 
     seq = open_sequence(seq_path)

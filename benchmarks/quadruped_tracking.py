@@ -28,9 +28,9 @@ import numpy as np
 
 from twinsim.config import load_config
 from twinsim.engine.backend import configure_backend
+from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS
 from twinsim.robots.quadruped import LEGS
-from twinsim.robots.trajectory import Trajectory
 from twinsim.sequence import open_sequence, validate_sequence
 from twinsim.sim import build_scene, record
 

@@ -18,7 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from twinsim.ros1.launch import start_roscore, stop
+from twinsim.processes import stop
+from twinsim.ros1.launch import start_roscore
 
 NODE = r"""
 import json, sys, time

@@ -23,10 +23,10 @@ import numpy as np
 
 from twinsim.config import load_config
 from twinsim.engine.backend import configure_backend
+from twinsim.model.base import ROBOT_GEOM_GROUP
+from twinsim.model.clock import step_to_ns
 from twinsim.replay.source import load_source
-from twinsim.scene.spec_base import ROBOT_GEOM_GROUP
 from twinsim.sequence import open_sequence
-from twinsim.sequence.clock import step_to_ns
 from twinsim.sim import run
 
 KINDS = ("drone", "omni", "diff_drive", "quadruped", "arm", "mjcf")

@@ -13,9 +13,8 @@ from twinsim.engine.backend import configure_backend
 # Chosen before any test module imports mujoco (importing it fixes the GL platform).
 GL_BACKEND = configure_backend("auto")
 
-from twinsim.config import RenderConfig, TwinsimConfig  # noqa: E402
-from twinsim.robots.drone import DroneSpec  # noqa: E402
-from twinsim.scene.spec import (  # noqa: E402
+from twinsim.config import TwinsimConfig  # noqa: E402
+from twinsim.model.scene import (  # noqa: E402
     GeomSpec,
     LightSpec,
     MaterialSpec,
@@ -23,6 +22,8 @@ from twinsim.scene.spec import (  # noqa: E402
     RoomSpec,
     SceneSpec,
 )
+from twinsim.model.sections import RenderConfig  # noqa: E402
+from twinsim.robots.drone import DroneSpec  # noqa: E402
 from twinsim.sensors.kinds.camera import CameraConfig  # noqa: E402
 from twinsim.sensors.kinds.imu import ImuConfig  # noqa: E402
 from twinsim.sensors.rig import resolve_sensors  # noqa: E402

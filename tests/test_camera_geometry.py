@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOM_X, box_room_scene, place
-from twinsim.config import RenderConfig
+from twinsim.model.sections import RenderConfig
 from twinsim.sensors.annotate import annotate_frame
 from twinsim.sensors.camera import backproject, intrinsics
 from twinsim.sensors.kinds.camera import CameraConfig

@@ -14,12 +14,12 @@ import pytest
 
 from conftest import digest_folder
 from twinsim.config import load_config
+from twinsim.errors import PlanningError
+from twinsim.model.roads import LaneSpec, RoadNetworkSpec
 from twinsim.replay import replay
 from twinsim.robots.car import CarConfig, CarSpec, car_spec
 from twinsim.robots.car_controller import CarController
 from twinsim.robots.car_route import drawn_route, route_curve, shortest_route
-from twinsim.robots.tour import PlanningError
-from twinsim.scene.roads import LaneSpec, RoadNetworkSpec
 from twinsim.sequence import open_sequence, validate_sequence
 
 DRIVE_S = 12.0

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from twinsim.config import load_config
+from twinsim.model.trajectory import Trajectory
 from twinsim.robots.drone import pose_to_qpos
-from twinsim.robots.trajectory import Trajectory
 from twinsim.sim import build_scene
 
 OVERRIDES = ["people.count=8", "flying_objects.count=4", "scene.min_rooms=4", "scene.max_rooms=4"]

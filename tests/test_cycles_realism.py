@@ -200,7 +200,7 @@ def test_a_shuttered_twin_is_blurred_by_cycles(tmp_path, gl_backend):
 
 def _outdoor(scene):
     """The box room with no ceiling, as an outdoor world (a road network of one lane)."""
-    from twinsim.scene.roads import LaneSpec, RoadNetworkSpec
+    from twinsim.model.roads import LaneSpec, RoadNetworkSpec
 
     lane = LaneSpec(
         lane_id=0,
@@ -220,8 +220,8 @@ def test_an_outdoor_world_has_a_sky_of_mujocos_ambient(tmp_path, gl_backend):
     ceiling."""
     import mujoco
 
-    from twinsim.config import RenderConfig
     from twinsim.engine.world import World
+    from twinsim.model.sections import RenderConfig
     from twinsim.render.cycles.atmosphere import sky_scale
     from twinsim.render.cycles.materials import linear
     from twinsim.render.cycles.passes import srgb8
@@ -252,9 +252,9 @@ def test_fog_is_a_volume_that_hides_the_far_world(box_world, tmp_path):
     surfaces take most of the fog's colour (its airlight; 80 % in a 6 m room)."""
     import mujoco
 
-    from twinsim.config import RenderConfig
     from twinsim.engine.look import Look
     from twinsim.engine.world import World
+    from twinsim.model.sections import RenderConfig
     from twinsim.render.cycles.atmosphere import fog_extinction_per_m
     from twinsim.render.cycles.materials import linear
 

@@ -13,6 +13,7 @@ import pytest
 from conftest import digest_folder
 from twinsim.config import load_config
 from twinsim.errors import TwinsimError
+from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS, SENSORS
 from twinsim.replay import replay
 from twinsim.robots.diff_drive import (
@@ -24,7 +25,6 @@ from twinsim.robots.diff_drive import (
     shape,
 )
 from twinsim.robots.diff_drive_robot import DEFAULT_WHEEL_RADIUS_M, DiffDrive
-from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.free_space import build_free_space, floor_region
 from twinsim.sensors.kinds.wheel_odometry import WheelOdometry
 from twinsim.sequence import open_sequence, validate_sequence

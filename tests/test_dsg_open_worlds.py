@@ -29,7 +29,7 @@ from twinsim.dsg import (
     load_graph,
     plan_flat,
 )
-from twinsim.scene.spec import GeomSpec, ObjectSpec, RoomSpec
+from twinsim.model.scene import GeomSpec, ObjectSpec, RoomSpec
 from twinsim.sequence import open_sequence
 
 WAREHOUSE = (

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from conftest import box_room_scene, digest_folder, place
-from twinsim.config import RenderConfig, load_config
+from twinsim.config import load_config
 from twinsim.errors import ConfigError
-from twinsim.scene.spec import LightSpec
+from twinsim.model.scene import LightSpec
+from twinsim.model.sections import RenderConfig
 from twinsim.sensors.annotate import annotate_frame
 from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.exposure import ExposureRenderer, StateHistory, window_steps

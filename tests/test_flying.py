@@ -19,12 +19,13 @@ from twinsim.actors.flying import (
     pass_times,
     planned_camera_pose,
 )
-from twinsim.config import FlyingObjectsConfig, TwinsimConfig, load_config
+from twinsim.config import TwinsimConfig, load_config
+from twinsim.model.scene import FlyingObjectSpec, Keyframe, PathPoint
+from twinsim.model.sections import FlyingObjectsConfig
 from twinsim.scene.apartment import generate_apartment
 from twinsim.scene.free_space import FloorRegion, floor_region
 from twinsim.scene.furniture.kit import geoms_bounds
 from twinsim.scene.layout import room_rect
-from twinsim.scene.spec import FlyingObjectSpec, Keyframe, PathPoint
 from twinsim.sensors.rig import resolve_sensors
 
 DURATION = 20.0

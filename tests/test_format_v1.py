@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from conftest import digest_folder
+from twinsim.model.layout import SEQUENCE_FORMAT_VERSION
 from twinsim.sequence import open_sequence, validate_sequence
-from twinsim.sequence.layout import SEQUENCE_FORMAT_VERSION
 
 V1 = Path(__file__).parent / "data" / "v1_sequence"
 

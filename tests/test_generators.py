@@ -11,13 +11,13 @@ from typer.testing import CliRunner
 from twinsim.cli import app
 from twinsim.config import TwinsimConfig, load_config
 from twinsim.errors import ConfigError
+from twinsim.model.scene import GeomSpec, ObjectSpec
 from twinsim.registries import GENERATORS
 from twinsim.scene.apartment import generate_apartment
 from twinsim.scene.apartment_generator import ApartmentConfig
 from twinsim.scene.free_space import FloorRegion, FreeSpaceError, build_free_space, floor_region
 from twinsim.scene.generators import WorldGenerator
 from twinsim.scene.layout import room_rect
-from twinsim.scene.spec import GeomSpec, ObjectSpec
 from twinsim.scene.warehouse import WarehouseConfig
 
 

@@ -17,10 +17,10 @@ from test_export_rosbag1 import ROS_PYTHON, _check_ros1_installed, _ros_env
 from twinsim.config import load_config
 from twinsim.errors import ConfigError
 from twinsim.export import export_sequence
+from twinsim.model.scene import GnssSpec
 from twinsim.noise import apply_noise, resolve_profile
 from twinsim.noise.gnss import add_gnss_noise, outage_intervals
 from twinsim.noise.profiles import GnssNoise
-from twinsim.scene.spec import GnssSpec
 from twinsim.sensors.kinds.gnss import COLUMNS
 from twinsim.sequence import open_sequence, validate_sequence
 from twinsim.sim import run

@@ -8,7 +8,7 @@ from scipy.spatial.transform import Rotation
 
 from conftest import box_room_scene
 from twinsim.config import TwinsimConfig
-from twinsim.scene.spec import PathPoint
+from twinsim.model.scene import PathPoint
 from twinsim.sensors.kinds.camera import CameraConfig
 from twinsim.sequence import open_sequence
 from twinsim.sim import record

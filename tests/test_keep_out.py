@@ -7,7 +7,7 @@ import numpy as np
 
 from twinsim.assemble import STATIONARY_MOTIONS, build_scene
 from twinsim.config import load_config
-from twinsim.robots.trajectory import Trajectory
+from twinsim.model.trajectory import Trajectory
 
 
 def test_a_ground_tour_keeps_clear_of_people_standing_still():

@@ -18,7 +18,7 @@ from twinsim.actors.traffic import DT_S, TrafficSim, simulate_traffic
 from twinsim.actors.traffic_clear import EgoTrack, _footprint
 from twinsim.actors.traffic_state import SimVehicle
 from twinsim.actors.vehicles import CLASSES
-from twinsim.scene.roads import LaneSpec, RoadNetworkSpec
+from twinsim.model.roads import LaneSpec, RoadNetworkSpec
 from twinsim.scene.town import TownConfig, generate_town
 
 LANE_W = 3.5

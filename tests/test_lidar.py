@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOM_X, ROOM_Y, WALL_HEIGHT, box_room_scene, place
-from twinsim.config import RenderConfig, TwinsimConfig, load_config
+from twinsim.config import TwinsimConfig, load_config
 from twinsim.errors import ConfigError
 from twinsim.geometry import pose_to_T
+from twinsim.model.sections import RenderConfig
 from twinsim.scene.vocabulary import class_id
 from twinsim.sensors.kinds.camera import CameraConfig
 from twinsim.sensors.kinds.imu import ImuConfig

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from conftest import box_room_scene, make_robot
-from twinsim.config import RenderConfig, load_config
+from twinsim.config import load_config
 from twinsim.geometry import pose_to_T
+from twinsim.model.body import BodySpec, LinkGeomSpec, LinkSpec
+from twinsim.model.sections import RenderConfig
 from twinsim.registries import ROBOTS
 from twinsim.robots.drone import DroneSpec
 from twinsim.robots.drone_robot import Drone
-from twinsim.scene.body_spec import BodySpec, LinkGeomSpec, LinkSpec
 from twinsim.scene.vocabulary import class_id
 from twinsim.sensors.kinds.lidar import LidarConfig, lidar_spec
 from twinsim.sensors.lidar import LidarScanner, beam_directions

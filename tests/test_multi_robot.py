@@ -187,8 +187,8 @@ def test_scene_graph_tracks_every_robot(two_drones):
 def test_robots_see_each_other_but_not_themselves(gl_backend):
     """Robot a looks along +x at robot b 2 m ahead: b fills a's centre pixel as an instance of
     class robot, at the depth of b's rear face; neither camera sees its own robot."""
-    from twinsim.config import RenderConfig
     from twinsim.engine.world import World
+    from twinsim.model.sections import RenderConfig
 
     scene = box_room_scene()
     a = make_robot(start=(-1.5, 0.0, 1.2)).model_copy(update={"name": "a", "instance_id": 20})

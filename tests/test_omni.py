@@ -10,6 +10,7 @@ import pytest
 
 from conftest import digest_folder
 from twinsim.config import load_config
+from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS
 from twinsim.replay import replay
 from twinsim.robots.omni import (
@@ -21,7 +22,6 @@ from twinsim.robots.omni import (
     SHAPE,
 )
 from twinsim.robots.omni_robot import Omni
-from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.free_space import build_free_space, floor_region
 from twinsim.sensors.rig import resolve_sensors
 from twinsim.sequence import open_sequence, validate_sequence

@@ -17,14 +17,7 @@ import shapely
 from scipy.spatial import cKDTree
 
 from twinsim.actors.motion import motion_for
-from twinsim.actors.population import PopulationResult, generate_people
-from twinsim.actors.surface import sample_surface_points
-from twinsim.config import PeopleConfig, load_config
-from twinsim.errors import ConfigError
-from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.scene.apartment import generate_apartment
-from twinsim.scene.free_space import FloorRegion
-from twinsim.scene.placement import (
+from twinsim.actors.placement import (
     FLAT_HEIGHT_M,
     FLOOR_TOLERANCE_M,
     SURFACE_POINTS_PER_PART,
@@ -33,8 +26,16 @@ from twinsim.scene.placement import (
     moved_person,
     place_people,
 )
+from twinsim.actors.population import PopulationResult, generate_people
+from twinsim.actors.surface import sample_surface_points
+from twinsim.config import load_config
+from twinsim.errors import ConfigError
+from twinsim.geometry import quat_wxyz_to_matrix
+from twinsim.model.scene import GeomSpec, ObjectSpec, PersonSpec, RoomSpec
+from twinsim.model.sections import PeopleConfig
+from twinsim.scene.apartment import generate_apartment
+from twinsim.scene.free_space import FloorRegion
 from twinsim.scene.seats import SEATING_CLASSES, find_seats
-from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec, RoomSpec
 
 DURATION = 6.0
 TEST_DT = 1.0 / 120.0

@@ -14,6 +14,8 @@ import pytest
 import shapely
 
 from twinsim.errors import TwinsimError
+from twinsim.model.scene import DoorSpec, GeomSpec, ObjectSpec, PathPoint, RoomSpec
+from twinsim.model.trajectory import Curve, MotionLimits, Trajectory, parametrize
 from twinsim.robots.drone import DroneConfig
 from twinsim.robots.planner import (
     FlightPlan,
@@ -23,9 +25,7 @@ from twinsim.robots.planner import (
     plan_flight,
     smooth_path,
 )
-from twinsim.robots.trajectory import Curve, MotionLimits, Trajectory, parametrize
 from twinsim.scene.free_space import FloorRegion, build_free_space
-from twinsim.scene.spec import DoorSpec, GeomSpec, ObjectSpec, PathPoint, RoomSpec
 
 WALL_H = 2.7
 WALL_T = 0.1

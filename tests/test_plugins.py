@@ -21,12 +21,8 @@ from conftest import digest_folder
 from twinsim.cli import app
 from twinsim.config import TwinsimConfig, load_config
 from twinsim.errors import ConfigError
-from twinsim.registries import GENERATORS, ROBOTS, SENSORS
-from twinsim.replay import replay
-from twinsim.robots.base import Robot, RobotConfig, RobotLog
-from twinsim.scene.body_spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
-from twinsim.scene.generators import Layout, SceneConfig, WorldGenerator
-from twinsim.scene.spec import (
+from twinsim.model.body import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
+from twinsim.model.scene import (
     GeomSpec,
     LightSpec,
     MaterialSpec,
@@ -35,6 +31,10 @@ from twinsim.scene.spec import (
     RoomSpec,
     SensorSpec,
 )
+from twinsim.registries import GENERATORS, ROBOTS, SENSORS
+from twinsim.replay import replay
+from twinsim.robots.base import Robot, RobotConfig, RobotLog
+from twinsim.scene.generators import Layout, SceneConfig, WorldGenerator
 from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_metadata
 from twinsim.sensors.rig import body_mounted
 from twinsim.sequence import open_sequence, validate_sequence

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import digest_folder
 from twinsim.config import load_config
+from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS
 from twinsim.replay import replay
 from twinsim.robots.pose_joints import POSE_JOINTS
@@ -24,7 +25,6 @@ from twinsim.robots.quadruped import (
 )
 from twinsim.robots.quadruped_controller import SETPOINT_COLUMNS, WAIT_M, trunk_rotation
 from twinsim.robots.quadruped_legs import foot_positions, leg_frames, leg_ik
-from twinsim.robots.trajectory import Trajectory
 from twinsim.sequence import open_sequence, validate_sequence
 
 OVERRIDES = [

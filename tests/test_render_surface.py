@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 from conftest import box_room_scene, place
-from twinsim.config import RenderConfig
 from twinsim.engine.round_meshes import builtin_error, round_mesh, surface_tolerance
-from twinsim.scene.spec import (
+from twinsim.model.scene import (
     FlyingObjectSpec,
     GeomSpec,
     Keyframe,
@@ -19,6 +18,7 @@ from twinsim.scene.spec import (
     ObjectSpec,
     TextureSpec,
 )
+from twinsim.model.sections import RenderConfig
 from twinsim.sensors.annotate import annotate_frame
 from twinsim.sensors.camera import backproject, intrinsics
 from twinsim.sensors.kinds.camera import CameraConfig

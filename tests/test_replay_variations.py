@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import digest_folder
 from twinsim.actors.motion import motion_for
+from twinsim.actors.placement import PEOPLE_CELL_M, animation_trace
 from twinsim.cli import app
 from twinsim.engine.look import Look
 from twinsim.errors import ConfigError
@@ -29,7 +30,6 @@ from twinsim.replay.replay import plan_twin
 from twinsim.replay.reuse import reusable_cameras
 from twinsim.replay.source import load_source
 from twinsim.replay.weather import Weather
-from twinsim.scene.placement import PEOPLE_CELL_M, animation_trace
 from twinsim.sequence import open_sequence, validate_sequence
 
 SOURCE_OVERRIDES = (

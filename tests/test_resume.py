@@ -21,9 +21,10 @@ from typer.testing import CliRunner
 from conftest import digest_folder
 from test_golden import OVERRIDES as GOLDEN
 from twinsim.atomic import lock_folder
+from twinsim.checkpoint import read_checkpoint, write_checkpoint
 from twinsim.cli import app
 from twinsim.config import load_config
-from twinsim.resume import read_checkpoint, resume, write_checkpoint
+from twinsim.resume import resume
 from twinsim.sequence import validate_sequence
 from twinsim.sim import run
 

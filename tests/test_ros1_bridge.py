@@ -15,7 +15,8 @@ import pytest
 
 from live_truth import KINDS, MOBILE, SETS, RecordedTruth, quat_xyzw_to_matrix
 from twinsim.config import load_config
-from twinsim.ros1.launch import start_roscore, stop
+from twinsim.processes import stop
+from twinsim.ros1.launch import start_roscore
 from twinsim.sequence import open_sequence, validate_sequence
 
 pytestmark = pytest.mark.ros  # a roscore and rospy nodes

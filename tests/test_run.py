@@ -114,7 +114,7 @@ def test_scene_json_rebuilds_the_identical_world(tiny_run):
     import mujoco
 
     from twinsim.engine.build import compile_model
-    from twinsim.scene.spec import SceneSpec
+    from twinsim.model.scene import SceneSpec
     from twinsim.sim import build_scene
 
     text = (tiny_run / "scene.json").read_text()

@@ -13,6 +13,7 @@ from shapely.geometry import box
 from shapely.ops import unary_union
 
 from conftest import make_robot
+from twinsim.model.scene import ObjectSpec, RoomSpec, SceneSpec, TextureSpec
 from twinsim.scene.apartment import ApartmentLayout, generate_apartment
 from twinsim.scene.apartment_generator import ApartmentConfig
 from twinsim.scene.furniture.kit import geoms_bounds, object_footprint
@@ -24,7 +25,6 @@ from twinsim.scene.layout import (
     shared_wall,
     wall_pieces,
 )
-from twinsim.scene.spec import ObjectSpec, RoomSpec, SceneSpec, TextureSpec
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 

@@ -15,19 +15,19 @@ import pytest
 import shapely
 from shapely.errors import GEOSException
 
-from twinsim.assemble import build_scene, crowd_draws
-from twinsim.closedloop.gym_env import TwinsimNavEnv
-from twinsim.closedloop.tasks import TaskError, episode_seeds
-from twinsim.config import load_config
-from twinsim.registries import GENERATORS
-from twinsim.scene import overlay
-from twinsim.scene.free_space import build_free_space, floor_region
-from twinsim.scene.placement import (
+from twinsim.actors.placement import (
     DOORWAY_MARGIN_M,
     STATIONARY_MOTIONS,
     STATIONARY_PERSON_HALF_M,
 )
-from twinsim.scene.spec import SceneSpec
+from twinsim.assemble import build_scene, crowd_draws
+from twinsim.closedloop.gym_env import TwinsimNavEnv
+from twinsim.closedloop.tasks import TaskError, episode_seeds
+from twinsim.config import load_config
+from twinsim.model.scene import SceneSpec
+from twinsim.registries import GENERATORS
+from twinsim.scene import overlay
+from twinsim.scene.free_space import build_free_space, floor_region
 
 SEEDS = range(20)
 SWEEPS = {  # name: (preset, --set overrides)

@@ -20,8 +20,8 @@ import pytest
 from conftest import structural_problems
 from twinsim.errors import SequenceError
 from twinsim.geometry import pose_to_T
+from twinsim.model.scene import SensorSpec
 from twinsim.registries import SENSORS
-from twinsim.scene.spec import SensorSpec
 from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_metadata
 from twinsim.sensors.rig import body_mounted
 from twinsim.sequence import SequenceWriter, open_sequence, validate_sequence

@@ -14,8 +14,9 @@ from scipy.spatial.transform import Rotation
 
 from conftest import make_robot, structural_problems
 from twinsim.errors import OutputFolderError, SequenceError
+from twinsim.model.layout import frame_path
+from twinsim.model.scene import GeomSpec, ObjectSpec, SceneSpec
 from twinsim.replay.frame_source import frame_source
-from twinsim.scene.spec import GeomSpec, ObjectSpec, SceneSpec
 from twinsim.scene.vocabulary import CLASS_ID, SEMANTIC_CLASSES
 from twinsim.sequence import (
     CameraFrame,
@@ -30,7 +31,6 @@ from twinsim.sequence import (
     validate_sequence,
 )
 from twinsim.sequence.frames import CopiedFrame
-from twinsim.sequence.layout import frame_path
 
 PHYSICS_HZ = 240
 STEPS = (241, 281)  # starts off every grid, so the first sample of each stream is rounded up

@@ -68,8 +68,8 @@ def test_trees_on_the_hills_stand_on_the_slope(rural):
 
 @pytest.fixture(scope="module")
 def rural_world(rural, gl_backend):
-    from twinsim.config import RenderConfig
     from twinsim.engine.world import World
+    from twinsim.model.sections import RenderConfig
 
     lane = next(lane for lane in rural.roads.lanes if lane.kind == "driving")
     on_road, _ = lane.point_at(lane.length_m() / 2)
@@ -222,7 +222,7 @@ def test_cycles_scene_graph_and_boxes_take_the_same_hills(rural_world):
 )
 def test_a_scene_with_a_bad_terrain_is_refused_naming_the_field(rural, change, message):
     """What a sequence's reader turns into one line (`SequenceError`, exit 2)."""
-    from twinsim.scene.spec import SceneSpec
+    from twinsim.model.scene import SceneSpec
 
     scene = rural.to_scene(2, (make_robot(),))
     data = scene.model_dump(mode="json")

@@ -17,8 +17,8 @@ import pytest
 import shapely
 
 from conftest import make_robot
+from twinsim.model.scene import SceneSpec
 from twinsim.scene.free_space import floor_region, geom_footprint
-from twinsim.scene.spec import SceneSpec
 from twinsim.scene.town import PRESETS, TownConfig, generate_town
 from twinsim.scene.town_buildings import SIDEWALK_Z
 from twinsim.scene.town_network import RING_R
@@ -193,8 +193,8 @@ def test_skyscrapers_are_tall():
 def test_the_town_builds_in_mujoco_and_a_depth_camera_sees_the_road(gl_backend):
     import mujoco
 
-    from twinsim.config import RenderConfig
     from twinsim.engine.world import World
+    from twinsim.model.sections import RenderConfig
 
     town = generate_town(_small("small_town"), np.random.default_rng(2))
     net = town.roads
@@ -279,10 +279,10 @@ def test_street_lamps_light_the_night_and_their_glass_glows(gl_backend):
     from twinsim.engine.lamps import POOL, REACH_M
     from twinsim.engine.render import CameraRenderer
     from twinsim.engine.world import World
+    from twinsim.model.roads import VEHICLE_LAMP_MATERIALS
     from twinsim.replay.light import look_for, relight
     from twinsim.replay.variations import LightPreset, LightVariation
     from twinsim.robots.omni import pose_to_qpos
-    from twinsim.scene.roads import VEHICLE_LAMP_MATERIALS
     from twinsim.scene.sky import lamps_on
     from twinsim.sim import build_scene
 
@@ -449,8 +449,8 @@ def test_a_small_town_has_a_roundabout_that_leads_to_every_arm():
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_every_preset_compiles_in_mujoco(preset):
-    from twinsim.config import RenderConfig
     from twinsim.engine.build import compile_model
+    from twinsim.model.sections import RenderConfig
 
     town = generate_town(_small(preset), np.random.default_rng(7))
     model = compile_model(
@@ -462,7 +462,7 @@ def test_every_preset_compiles_in_mujoco(preset):
 
 @pytest.mark.parametrize("kind", ("asphalt", "grass", "facade"))
 def test_the_outdoor_texture_kinds_are_deterministic_and_tile(kind):
-    from twinsim.scene.spec import TextureSpec
+    from twinsim.model.scene import TextureSpec
     from twinsim.scene.textures import make_texture
 
     # built without validation: `scene.spec.TextureKind` may not list the outdoor kinds yet

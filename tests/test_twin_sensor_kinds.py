@@ -16,12 +16,12 @@ from conftest import digest_folder
 from twinsim.cli import app
 from twinsim.config import load_config, validate_config
 from twinsim.errors import ConfigError
+from twinsim.model.scene import SensorSpec
 from twinsim.registries import SENSORS
 from twinsim.replay import Variations, replay
 from twinsim.replay.replay import plan_twin
 from twinsim.replay.source import load_source
 from twinsim.replay.variations import merge_variations, parse_variations
-from twinsim.scene.spec import SensorSpec
 from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_metadata
 from twinsim.sensors.rig import body_mounted
 from twinsim.sequence import open_sequence, validate_sequence

@@ -24,8 +24,8 @@ from twinsim.cli import app
 from twinsim.config import load_config
 from twinsim.errors import TwinsimError
 from twinsim.geometry import make_T
+from twinsim.model.trajectory import Trajectory
 from twinsim.replay import replay
-from twinsim.robots.trajectory import Trajectory
 from twinsim.sequence import open_sequence, validate_sequence
 
 DURATION_S = 3.0
@@ -168,8 +168,8 @@ def test_an_mjcf_robot_records_a_valid_sequence_with_its_file(mjcf_run):
 def test_the_camera_rides_the_named_site(mjcf_run, gl_backend):
     """groundtruth_cam0 is the site's frame (the mount) times the camera's offset, at every
     frame, while the pan-tilt head turns the site relative to the chassis."""
-    from twinsim.config import RenderConfig
     from twinsim.engine.world import World
+    from twinsim.model.sections import RenderConfig
 
     seq = open_sequence(mjcf_run[0])
     scene = seq.scene

@@ -26,9 +26,9 @@ from twinsim.actors.yielding import (
 from twinsim.assemble import build_scene
 from twinsim.config import load_config
 from twinsim.geometry import quats_xyzw_to_matrices
+from twinsim.model.scene import HumanBodySpec, HumanMotionSpec, PersonSpec, SceneSpec
+from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS
-from twinsim.robots.trajectory import Trajectory
-from twinsim.scene.spec import HumanBodySpec, HumanMotionSpec, PersonSpec, SceneSpec
 
 WALKERS = ["people.count=8", "people.motions={walk: 1.0}", "sim.duration_s=20"]
 FEET = [PART_NAMES.index("l_foot"), PART_NAMES.index("r_foot")]

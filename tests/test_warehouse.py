@@ -14,12 +14,13 @@ import pytest
 from conftest import digest_folder, object_boxes
 from test_placement import frames
 from twinsim.assemble import build_scene, make_actors
-from twinsim.config import FlyingObjectsConfig, PeopleConfig, load_config
+from twinsim.config import load_config
+from twinsim.model.scene import SceneSpec
+from twinsim.model.sections import FlyingObjectsConfig, PeopleConfig
+from twinsim.model.trajectory import Trajectory
 from twinsim.robots.drone import DroneConfig, pose_to_qpos
 from twinsim.robots.planner import plan_flight
-from twinsim.robots.trajectory import Trajectory
 from twinsim.scene.free_space import floor_region
-from twinsim.scene.spec import SceneSpec
 from twinsim.scene.vocabulary import CLASS_ID, SEMANTIC_CLASSES
 from twinsim.scene.warehouse import WarehouseConfig, generate_warehouse
 

@@ -21,24 +21,19 @@ from twinsim.actors.flying import (
     pass_times,
     planned_camera_pose,
 )
-from twinsim.actors.population import generate_people
-from twinsim.actors.town_traffic import PlannedBox, make_town_traffic
-from twinsim.actors.yielding import RobotTrack, yield_times, yield_to_robots
-from twinsim.config import FlyingObjectsConfig, PeopleConfig, TwinsimConfig
-from twinsim.errors import ConfigError
-from twinsim.registries import GENERATORS, ROBOTS
-from twinsim.robots.arm_scan import ArmPlanError
-from twinsim.robots.tour import PlanningError
-from twinsim.scene.free_space import FreeSpaceError, floor_region
-from twinsim.scene.generators import Layout
-from twinsim.scene.placement import (
+from twinsim.actors.placement import (
     STATIONARY_MOTIONS,
     STATIONARY_PERSON_HALF_M,
     TraceMap,
     clear_of_traces,
     place_people,
 )
-from twinsim.scene.spec import (
+from twinsim.actors.population import generate_people
+from twinsim.actors.town_traffic import PlannedBox, make_town_traffic
+from twinsim.actors.yielding import RobotTrack, yield_times, yield_to_robots
+from twinsim.config import TwinsimConfig
+from twinsim.errors import ConfigError, PlanningError
+from twinsim.model.scene import (
     FlyingObjectSpec,
     GeomSpec,
     MaterialSpec,
@@ -50,6 +45,11 @@ from twinsim.scene.spec import (
     SensorSpec,
     TextureSpec,
 )
+from twinsim.model.sections import FlyingObjectsConfig, PeopleConfig
+from twinsim.registries import GENERATORS, ROBOTS
+from twinsim.robots.arm_scan import ArmPlanError
+from twinsim.scene.free_space import FreeSpaceError, floor_region
+from twinsim.scene.generators import Layout
 from twinsim.sensors.rig import resolve_sensors
 
 START_CLEARANCE_M = 1.0  # the robot starts at least this far from any person's walking trace

@@ -23,3 +23,8 @@ class OutputFolderError(TwinsimError):
 
 class PhysicsError(TwinsimError):
     """The simulation cannot go on faithfully (MuJoCo reported a diverged state)."""
+
+
+class PlanningError(TwinsimError):
+    """No tour or route satisfies the request in this scene (unreachable rooms, no free space,
+    ...)."""

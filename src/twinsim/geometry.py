@@ -15,7 +15,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 if TYPE_CHECKING:
-    from twinsim.scene.spec import GeomSpec
+    from twinsim.model.scene import GeomSpec
 
 # Rotation from the OpenCV optical frame (x right, y down, z forward) to MuJoCo's camera frame
 # (x right, y up, looking along -z): a half turn about x.

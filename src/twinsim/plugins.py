@@ -30,11 +30,12 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """Named entries of one plug-in family; unknown names fail listing the registered ones."""
 
-    def __init__(self, what: str, key: str, builtins: str, group: str) -> None:
+    def __init__(self, what: str, key: str, builtins: str | tuple[str, ...], group: str) -> None:
         """`what` names an entry in errors ("robot kind"), `key` the config field that picks one
-        ("robot.kind"), `builtins` the module whose import registers the built-in entries,
-        `group` the entry-point group installed packages add entries through."""
-        self.what, self.key, self._builtins, self.group = what, key, builtins, group
+        ("robot.kind"), `builtins` the module (or modules, in order) whose import registers the
+        built-in entries, `group` the entry-point group installed packages add entries through."""
+        self.what, self.key, self.group = what, key, group
+        self._builtins = (builtins,) if isinstance(builtins, str) else builtins
         self._entries: dict[str, T] = {}
         self._origins: dict[str, str] = {}
         self._loaded = False
@@ -42,7 +43,8 @@ class Registry(Generic[T]):
     def _load(self) -> None:
         if not self._loaded:
             self._loaded = True
-            importlib.import_module(self._builtins)
+            for module in self._builtins:
+                importlib.import_module(module)
             for point in importlib.metadata.entry_points(group=self.group):
                 self._load_entry_point(point)
 

@@ -19,8 +19,8 @@ import numpy as np
 
 from twinsim.config import TwinsimConfig
 from twinsim.geometry import T_to_pos_quat_xyzw
+from twinsim.model.scene import SceneSpec
 from twinsim.registries import ROBOTS, SENSORS
-from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.base import POSE_COLUMNS, RecordingContext, substate
 from twinsim.sequence import SequenceWriter, step_to_ns
 

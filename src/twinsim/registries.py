@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from twinsim.eval.methods.base import Method
     from twinsim.export.registry import ExportFormat
     from twinsim.navigation.api import NavigatorEntry
+    from twinsim.navigation.external import PolicyProtocol
     from twinsim.robots.base import Robot
     from twinsim.scene.generators import WorldGenerator
     from twinsim.sensors.base import SensorKind
@@ -36,6 +37,14 @@ GENERATORS: Registry[WorldGenerator] = Registry(
 NAVIGATORS: Registry[NavigatorEntry] = Registry(
     "navigation method", "method", "twinsim.navigation.builtin", "twinsim.navigators"
 )
+#: how `twinsim navbench` talks to an external policy, by its YAML's `protocol` (the ROS 1
+#: one is registered by `twinsim.ros1`, so navigation never imports the ROS package)
+POLICY_PROTOCOLS: Registry[PolicyProtocol] = Registry(
+    "policy protocol",
+    "protocol",
+    ("twinsim.navigation.builtin", "twinsim.ros1.policy_protocol"),
+    "twinsim.policy_protocols",
+)
 #: every export format by name (`export --format`)
 FORMATS: Registry[ExportFormat] = Registry(
     "export format", "--format", "twinsim.export.builtin", "twinsim.exports"
@@ -51,6 +60,7 @@ FAMILIES: dict[str, Registry[Any]] = {
     "sensors": SENSORS,
     "generators": GENERATORS,
     "navigators": NAVIGATORS,
+    "policy_protocols": POLICY_PROTOCOLS,
     "exports": FORMATS,
     "methods": METHODS,
 }

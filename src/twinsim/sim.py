@@ -20,17 +20,17 @@ from twinsim._version import __version__
 from twinsim.actors.pedestrians import WALKER_PREFIX
 from twinsim.actors.town_traffic import VEHICLE_PREFIX
 from twinsim.assemble import build_scene
+from twinsim.checkpoint import Checkpoint, LoggedStates, write_checkpoint
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend, mujoco_version
 from twinsim.errors import OutputFolderError
+from twinsim.model.layout import SEQUENCE_FORMAT_VERSION
+from twinsim.model.scene import RobotSpec, SceneSpec
 from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.registries import ROBOTS, SENSORS
-from twinsim.resume import Checkpoint, LoggedStates, write_checkpoint
-from twinsim.scene.spec import RobotSpec, SceneSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sequence import SequenceWriter, step_to_ns
 from twinsim.sequence.contacts import CONTACT_FIELDS
-from twinsim.sequence.layout import SEQUENCE_FORMAT_VERSION
 
 ProgressCallback = Callable[[int, int], None]
 __all__ = ["StepRange", "build_metadata", "build_scene", "record", "run", "step_range"]

@@ -27,13 +27,13 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from twinsim.actors.props import BUILDERS, ball
-from twinsim.config import FlyingObjectsConfig
 from twinsim.geometry import make_T, quat_wxyz_to_matrix, random_quat_wxyz
-from twinsim.robots.trajectory import Trajectory
+from twinsim.model.base import Vec3
+from twinsim.model.scene import FlyingObjectSpec, Keyframe, MaterialSpec, RobotSpec, SensorSpec
+from twinsim.model.sections import FlyingObjectsConfig
+from twinsim.model.trajectory import Trajectory
 from twinsim.scene.free_space import FloorRegion
 from twinsim.scene.layout import Rect
-from twinsim.scene.spec import FlyingObjectSpec, Keyframe, MaterialSpec, RobotSpec, SensorSpec
-from twinsim.scene.spec_base import Vec3
 
 SCALE_RANGE = (0.7, 1.4)
 GOAL_Z_MARGIN_M = 0.3  # goals keep this far from the floor and from the top of the bounds

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twinsim.scene.spec import GeomSpec, HumanBodySpec
+from twinsim.model.scene import GeomSpec, HumanBodySpec
 
 PART_NAMES: tuple[str, ...] = (
     "pelvis",
@@ -433,5 +433,5 @@ def build_body(body: HumanBodySpec) -> HumanModel:
     )
 
 
-# Names that moved out of this module, still importable from here until scene/placement.py,
+# Names that moved out of this module, still importable from here until actors/placement.py,
 # engine/actors.py and their tests import them from their new modules.

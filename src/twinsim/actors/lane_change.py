@@ -33,7 +33,7 @@ import numpy as np
 
 from twinsim.actors.lane_paths import LanePath, random_route
 from twinsim.actors.traffic_state import LaneChange, Occupancy, SimVehicle
-from twinsim.scene.roads import RoadNetworkSpec
+from twinsim.model.roads import RoadNetworkSpec
 
 DECIDE_EVERY_S = 1.0
 POLITENESS = 0.3

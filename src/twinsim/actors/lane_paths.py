@@ -11,7 +11,7 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString
 
-from twinsim.scene.roads import LaneSpec, RoadNetworkSpec
+from twinsim.model.roads import LaneSpec, RoadNetworkSpec
 
 HEADING_CHORD_M = 1.0  # a heading is the chord over this much of the path on either side
 ON_LANE_ANGLE_RAD = math.radians(40.0)  # a body heads along a lane within this

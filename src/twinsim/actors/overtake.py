@@ -57,7 +57,7 @@ from twinsim.actors.lane_paths import LanePath
 from twinsim.actors.traffic_clear import EGO_CLEAR_M, EgoTrack
 from twinsim.actors.traffic_state import Occupancy, Overtake, Shift, SimVehicle
 from twinsim.actors.vehicles import VehicleClass
-from twinsim.scene.roads import LaneSpec, RoadNetworkSpec
+from twinsim.model.roads import LaneSpec, RoadNetworkSpec
 
 TWIN_ANGLE_DEG = 20.0
 TWIN_SAMPLE_M = 5.0  # the twin's arc length is looked up every this many metres of the lane

@@ -5,7 +5,7 @@ weights, speed, gait frequency, and a proposed place: for walks a route of 2–5
 free floor, for sitting a free seat of a chair, armchair or sofa (standing idle when none is
 left), for motion capture (`bvh_files`) a clip played from a free spot, for other stationary
 motions a free spot and a random heading. A placement function
-(normally `twinsim.scene.placement.place_people`) then checks each proposal against the static
+(normally `twinsim.actors.placement.place_people`) then checks each proposal against the static
 world and the people before it, moves the person elsewhere, or drops it. Only the placed people
 get skin, hair and clothing materials (fabric textures for many shirts and trousers), and their
 ids and names are numbered consecutively, so a scene never holds an unused material.
@@ -23,12 +23,9 @@ import numpy as np
 from twinsim.actors.bvh import BvhClip, load_bvh
 from twinsim.actors.gait import walk_path_length
 from twinsim.actors.human import SEGMENT_NAMES
+from twinsim.actors.placement import PlacementResult, TraceMap
 from twinsim.actors.wardrobe import Wardrobe, round3
-from twinsim.config import PeopleConfig
-from twinsim.scene.free_space import FloorRegion, FreeSpace, build_free_space
-from twinsim.scene.placement import PlacementResult, TraceMap
-from twinsim.scene.seats import Seat, find_seats
-from twinsim.scene.spec import (
+from twinsim.model.scene import (
     HumanBodySpec,
     HumanMotionSpec,
     MaterialSpec,
@@ -36,6 +33,9 @@ from twinsim.scene.spec import (
     PersonSpec,
     TextureSpec,
 )
+from twinsim.model.sections import PeopleConfig
+from twinsim.scene.free_space import FloorRegion, FreeSpace, build_free_space
+from twinsim.scene.seats import Seat, find_seats
 
 HEIGHT_M = (1.5, 1.95)
 SEGMENT_SPREAD = 0.08

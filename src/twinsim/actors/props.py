@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from twinsim.model.base import Quat
+from twinsim.model.scene import GeomSpec, MaterialSpec
 from twinsim.scene.furniture.kit import geoms_bounds
-from twinsim.scene.spec import GeomSpec, MaterialSpec
-from twinsim.scene.spec_base import Quat
 
 Parts = tuple[tuple[GeomSpec, ...], tuple[MaterialSpec, ...]]  # an object's geoms, materials
 Builder = Callable[[np.random.Generator, str], Parts]

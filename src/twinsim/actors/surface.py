@@ -6,7 +6,7 @@ import numpy as np
 
 from twinsim.actors.human import HumanModel
 from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.scene.spec import GeomSpec
+from twinsim.model.scene import GeomSpec
 
 
 def _kronecker(n: int) -> np.ndarray:

@@ -18,8 +18,8 @@ from twinsim.actors.pedestrians import CLOCK_HZ, make_pedestrians, people_on_cro
 from twinsim.actors.traffic import DT_S, simulate_traffic
 from twinsim.actors.traffic_clear import CrossingTrack, EgoTrack
 from twinsim.actors.vehicles import CLASSES, lamp_materials, vehicle_body
-from twinsim.scene.roads import RoadNetworkSpec
-from twinsim.scene.spec import (
+from twinsim.model.roads import RoadNetworkSpec
+from twinsim.model.scene import (
     FlyingObjectSpec,
     Keyframe,
     MaterialSpec,

@@ -39,7 +39,7 @@ from twinsim.actors.lane_paths import connector_conflicts, lane_paths, random_ro
 from twinsim.actors.traffic_clear import CrossingTrack, EgoTrack, keep_clear
 from twinsim.actors.traffic_state import Occupancy, SimVehicle
 from twinsim.actors.vehicles import CLASSES, VehicleClass
-from twinsim.scene.roads import RoadNetworkSpec
+from twinsim.model.roads import RoadNetworkSpec
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twinsim.scene.roads import VEHICLE_LAMP_MATERIALS
-from twinsim.scene.spec import GeomSpec, MaterialSpec
-from twinsim.scene.spec_base import Quat
+from twinsim.model.base import Quat
+from twinsim.model.roads import VEHICLE_LAMP_MATERIALS
+from twinsim.model.scene import GeomSpec, MaterialSpec
 
 _S = math.sqrt(0.5)
 _WHEEL_AXIS: Quat = (_S, _S, 0.0, 0.0)  # a cylinder's z axis turned onto y

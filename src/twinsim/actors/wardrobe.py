@@ -7,8 +7,8 @@ import colorsys
 
 import numpy as np
 
-from twinsim.scene.spec import HumanBodySpec, MaterialSpec, TextureSpec
-from twinsim.scene.spec_base import RGB
+from twinsim.model.base import RGB
+from twinsim.model.scene import HumanBodySpec, MaterialSpec, TextureSpec
 
 TEXTURE_SIZE = 128
 

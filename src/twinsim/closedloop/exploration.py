@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from twinsim.closedloop.metrics import Collisions, GlobalPose, Metric, PathLength
-from twinsim.closedloop.observations import Observations, RobotObservations
+from twinsim.closedloop.observations import Observations, RobotObservations, first_camera
 from twinsim.closedloop.tasks import (
     GeodesicGrid,
     PointGoalConfig,
@@ -25,7 +25,6 @@ from twinsim.closedloop.tasks import (
     body_yaw,
 )
 from twinsim.configmodel import ConfigModel
-from twinsim.navigation.api import first_camera
 from twinsim.sensors.camera import intrinsics
 from twinsim.sequence.frames import CameraFrame
 

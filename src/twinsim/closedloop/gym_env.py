@@ -20,7 +20,7 @@ from gymnasium import spaces
 
 from twinsim.assemble import build_scene
 from twinsim.closedloop.metrics import MetricManager
-from twinsim.closedloop.observations import Observations
+from twinsim.closedloop.observations import Observations, first_camera
 from twinsim.closedloop.session import EpisodeEndedError, Session
 from twinsim.closedloop.tasks import (
     PointGoalConfig,
@@ -46,12 +46,12 @@ ENV_IDS = {
 _SEED_BOUND = 2**31 - 1
 
 
-def _first_camera(cfg: TwinsimConfig, robot: str) -> tuple[str, object]:
+def _depth_camera(cfg: TwinsimConfig, robot: str) -> tuple[str, object]:
     """The name and config of the robot's first camera (the depth observation's source)."""
-    for name, sensor in cfg.robots[robot].sensors.items():
-        if sensor.kind == "camera":
-            return name, sensor
-    raise ConfigError(f"robots.{robot}.sensors: a camera for the depth observation")
+    name, camera = first_camera(cfg, robot)
+    if name is None:
+        raise ConfigError(f"robots.{robot}.sensors: a camera for the depth observation")
+    return name, camera
 
 
 def _velocity_command(cfg: TwinsimConfig, robot: str) -> tuple[tuple[str, ...], np.ndarray]:
@@ -104,7 +104,7 @@ class TwinsimNavEnv(gymnasium.Env):
         kind = [f"robot.kind={robot_kind}"] if robot_kind else []
         self.config = load_config(str(preset), overrides=[*kind, *overrides])
         self.robot = next(iter(self.config.robots))
-        self.camera, camera = _first_camera(self.config, self.robot)
+        self.camera, camera = _depth_camera(self.config, self.robot)
         self.fields, self.scale = _velocity_command(self.config, self.robot)
         self.task = self._make_task(task)
         self.render_mode, self.include_rgb = render_mode, include_rgb

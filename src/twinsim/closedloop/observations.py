@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from twinsim.sequence.frames import CameraFrame
 from twinsim.sequence.scans import LidarScan
+
+if TYPE_CHECKING:
+    from twinsim.config import TwinsimConfig
 
 #: streams of the physics-rate replay log, not readings
 _NOT_OBSERVED = ("robot_state",)
@@ -180,3 +184,11 @@ class ObservationTap:
             }
         self._reset()
         return out
+
+
+def first_camera(config: TwinsimConfig, robot: str) -> tuple[str | None, Any]:
+    """The name and config of the robot's first camera (None, None without one)."""
+    for name, sensor in config.robots[robot].sensors.items():
+        if sensor.kind == "camera":
+            return name, sensor
+    return None, None

@@ -22,10 +22,10 @@ from twinsim.config import TwinsimConfig, load_config
 from twinsim.configmodel import MAX_SEED
 from twinsim.engine.backend import configure_backend
 from twinsim.errors import ConfigError, TwinsimError
+from twinsim.model.scene import SceneSpec
 from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.registries import ROBOTS
 from twinsim.robots.commands import CommandError, CommandSpace
-from twinsim.scene.spec import SceneSpec
 from twinsim.sequence import SequenceWriter
 from twinsim.sim import build_metadata, clamped_report, step_range
 

@@ -30,7 +30,7 @@ from twinsim.dsg.town import PLACE_SPACING_M as TOWN_PLACE_SPACING_M
 from twinsim.dsg.town import ROADS, town_layout
 from twinsim.dsg.tracks import AgentTrack, sequence_tracks
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
-from twinsim.scene.spec import ObjectSpec, SceneSpec
+from twinsim.model.scene import ObjectSpec, SceneSpec
 from twinsim.scene.vocabulary import CLASS_ID
 from twinsim.sequence.reader import open_sequence
 

@@ -15,7 +15,7 @@ import numpy as np
 import spark_dsg as dsg
 
 from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.scene.spec import GeomSpec, SceneSpec
+from twinsim.model.scene import GeomSpec, SceneSpec
 from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.vocabulary import CLASS_ID
 

@@ -18,8 +18,8 @@ import numpy as np
 from scipy import ndimage
 from scipy.spatial import cKDTree
 
+from twinsim.model.scene import SceneSpec
 from twinsim.scene.free_space import FreeSpace, build_free_space, floor_region
-from twinsim.scene.spec import SceneSpec
 
 AGENT_HEIGHT_M = 1.0  # centre of the band agents occupy: 0.2–1.8 m above the floor
 AGENT_HALF_BAND_M = 0.8

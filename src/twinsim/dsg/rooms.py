@@ -22,8 +22,8 @@ from scipy import ndimage
 
 from twinsim.dsg.errors import DsgError
 from twinsim.dsg.places import FreeGrid
+from twinsim.model.scene import SceneSpec
 from twinsim.scene.free_space import floor_region
-from twinsim.scene.spec import SceneSpec
 
 FLOOR_PLAN = "floor_plan"
 FREE_SPACE = "free_space"

@@ -24,7 +24,7 @@ from scipy.spatial import cKDTree
 
 from twinsim.dsg.places import Places
 from twinsim.dsg.rooms import RegionLink, RoomRegion
-from twinsim.scene.roads import RoadNetworkSpec
+from twinsim.model.roads import RoadNetworkSpec
 
 ROADS = "roads"  # the graph's `rooms_from` for a town
 BLOCK, JUNCTION, ROAD = "block", "junction", "road"

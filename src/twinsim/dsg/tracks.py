@@ -12,7 +12,7 @@ from twinsim.actors.flying import FlyingMotion
 from twinsim.actors.motion import motion_for
 from twinsim.actors.vehicles import CLASSES as VEHICLE_CLASSES
 from twinsim.dsg.errors import DsgError
-from twinsim.scene.spec import SceneSpec
+from twinsim.model.scene import SceneSpec
 from twinsim.sequence.reader import SequenceReader
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 import mujoco
 import numpy as np
 
-from twinsim.config import RenderConfig
 from twinsim.engine.actors import (
     actor_geom_instances,
     add_actors,
@@ -29,13 +28,14 @@ from twinsim.engine.round_meshes import add_round_meshes
 from twinsim.engine.terrain import add_terrain
 from twinsim.engine.user_model import attach_model
 from twinsim.geometry import geoms_box, quat_wxyz_to_matrix
+from twinsim.model.body import BodySpec, LinkSpec
+from twinsim.model.mounts import CameraMount, Mount
+from twinsim.model.scene import ObjectSpec, RobotSpec, SceneSpec, TerrainSpec
+from twinsim.model.sections import RenderConfig
 from twinsim.registries import ROBOTS, SENSORS
-from twinsim.scene.body_spec import BodySpec, LinkSpec
-from twinsim.scene.spec import ObjectSpec, RobotSpec, SceneSpec, TerrainSpec
 from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id
-from twinsim.sensors.base import CameraMount, Mount
 
 ROBOT_LAMP = "robot_lamp"
 UV_SUFFIX = "__uv"  # the variant of a textured material used by meshes with their own UVs

@@ -19,7 +19,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from twinsim.scene.spec import DoorSpec, SceneSpec
+from twinsim.model.scene import DoorSpec, SceneSpec
 
 CULLED_GEOM_GROUP = 5  # hidden in every camera's visualisation options
 _FRUSTUM_MARGIN = 1.05  # widen a camera's half-angle tangents by 5 %

@@ -21,9 +21,9 @@ import numpy as np
 
 from twinsim.engine.backend import configure_backend
 from twinsim.geometry import make_T, primitive_half_extents, quat_wxyz_to_matrix
-from twinsim.scene.body_spec import BodySpec, LinkGeomSpec
-from twinsim.scene.spec import GeomSpec, ObjectSpec
-from twinsim.scene.spec_base import Quat, Vec3
+from twinsim.model.base import Quat, Vec3
+from twinsim.model.body import BodySpec, LinkGeomSpec
+from twinsim.model.scene import GeomSpec, ObjectSpec
 
 TOOL_SITE = "tool"
 _IK_DT = 1.0  # mink's step scale: with a unit task gain one step takes the whole correction

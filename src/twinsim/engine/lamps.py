@@ -14,8 +14,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from twinsim.model.scene import SceneSpec
 from twinsim.scene.sky import lamps_on
-from twinsim.scene.spec import SceneSpec
 
 POOL = 5  # with the sun, the robot's lamp and the headlight: within MuJoCo's eight
 AHEAD_M = 12.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mujoco
 
-from twinsim.scene.spec import GeomSpec
+from twinsim.model.scene import GeomSpec
 
 GEOM_TYPES = {
     "box": mujoco.mjtGeom.mjGEOM_BOX,

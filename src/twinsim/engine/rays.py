@@ -46,7 +46,7 @@ from twinsim.engine.build import compile_model
 from twinsim.engine.ray_prefilter import near_spheres
 from twinsim.engine.terrain import CONTACT_GEOM_GROUP, terrain_geom_names
 from twinsim.engine.triangle_bvh import TriangleBVH
-from twinsim.scene.spec_base import ROBOT_GEOM_GROUP
+from twinsim.model.base import ROBOT_GEOM_GROUP
 from twinsim.scene.terrain import terrain_mesh
 
 _LUMA = np.array([0.2126, 0.7152, 0.0722])

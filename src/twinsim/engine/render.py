@@ -20,8 +20,8 @@ from mujoco.rendering.classic import gl_context
 from twinsim.engine.culling import CULLED_GEOM_GROUP, ViewCulling
 from twinsim.engine.lamps import LampPool
 from twinsim.engine.round_meshes import cube_textured, mesh_frames, round_mesh_table
+from twinsim.model.base import ROBOT_GEOM_GROUP
 from twinsim.scene.sky import sky_rgb
-from twinsim.scene.spec_base import ROBOT_GEOM_GROUP
 
 VISIBLE_ROBOT_GROUP = 0  # the group other robots' geoms take while a camera renders them
 

@@ -20,7 +20,7 @@ import numpy as np
 from twinsim.engine.build import robot_body
 from twinsim.engine.render import RenderedFrame
 from twinsim.geometry import make_T
-from twinsim.scene.spec import RobotSpec
+from twinsim.model.scene import RobotSpec
 
 if TYPE_CHECKING:
     from twinsim.engine.world import World

@@ -13,7 +13,7 @@ import mujoco
 import numpy as np
 
 from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.scene.spec import MaterialSpec, ObjectSpec, TerrainSpec
+from twinsim.model.scene import MaterialSpec, ObjectSpec, TerrainSpec
 from twinsim.scene.terrain import heights, terrain_mesh
 
 CONTACT_GEOM_GROUP = 4  # MuJoCo shows groups 0-2 by default; rays leave this one out too

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from twinsim.errors import ConfigError
-from twinsim.scene.body_spec import AttachedModelSpec, JointSpec, ModelAssetSpec, ModelFileSpec
-from twinsim.scene.spec_base import ROBOT_GEOM_GROUP
+from twinsim.model.base import ROBOT_GEOM_GROUP
+from twinsim.model.body import AttachedModelSpec, JointSpec, ModelAssetSpec, ModelFileSpec
 
 if TYPE_CHECKING:
     import mujoco

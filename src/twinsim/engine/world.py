@@ -12,7 +12,6 @@ from collections.abc import Iterator
 import mujoco
 import numpy as np
 
-from twinsim.config import RenderConfig
 from twinsim.engine import mujoco_warnings
 from twinsim.engine.actors import ActorDriver
 from twinsim.engine.build import compile_model, id_maps, sensor_mounts
@@ -23,10 +22,11 @@ from twinsim.engine.look import Look, with_render_flicker
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.engine.robot_view import RobotView
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
+from twinsim.model.mounts import CameraMount, SiteMount
+from twinsim.model.scene import SceneSpec
+from twinsim.model.sections import RenderConfig
 from twinsim.registries import ROBOTS
 from twinsim.scene.sky import sky_level
-from twinsim.scene.spec import SceneSpec
-from twinsim.sensors.base import CameraMount, SiteMount
 
 
 class World:

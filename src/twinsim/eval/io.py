@@ -11,7 +11,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from twinsim.eval.trajectory import Trajectory, TrajectoryError, clean, from_poses
-from twinsim.sequence.layout import INCOMPLETE, METADATA
+from twinsim.model.layout import INCOMPLETE, METADATA
 
 
 class TrajectoryFormat(StrEnum):

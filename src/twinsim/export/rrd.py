@@ -24,7 +24,7 @@ from twinsim.export.common import (
     prepare_output,
     streams_of_type,
 )
-from twinsim.sequence.layout import CHECKSUMS, METADATA
+from twinsim.model.layout import CHECKSUMS, METADATA
 from twinsim.sequence.reader import SequenceReader
 
 TIMELINE = "sim_time"

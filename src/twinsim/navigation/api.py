@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from twinsim.closedloop.metrics import Metric, MetricManager
-from twinsim.closedloop.observations import Observations
+from twinsim.closedloop.observations import Observations, first_camera
 from twinsim.closedloop.session import Session
 from twinsim.config import TwinsimConfig
 from twinsim.registries import ROBOTS
@@ -106,14 +106,6 @@ class EpisodeResult:
 
 
 StepCallback = Callable[[Observations, Any], None]
-
-
-def first_camera(config: TwinsimConfig, robot: str) -> tuple[str | None, Any]:
-    """The name and config of the robot's first camera (None, None without one)."""
-    for name, sensor in config.robots[robot].sensors.items():
-        if sensor.kind == "camera":
-            return name, sensor
-    return None, None
 
 
 def run_episode(

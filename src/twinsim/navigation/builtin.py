@@ -1,12 +1,14 @@
-"""Registers the built-in navigation and exploration methods (one line per method)."""
+"""Registers the built-in navigation and exploration methods (one line per method) and the
+ZeroMQ protocol of external policies."""
 
 from __future__ import annotations
 
 from twinsim.navigation.api import NavigatorEntry
+from twinsim.navigation.external import PolicyProtocol, ZmqPolicyNavigator
 from twinsim.navigation.frontier import FrontierExplorer
 from twinsim.navigation.planner import ShortestPathNavigator
 from twinsim.navigation.reactive import ReactiveDepthNavigator
-from twinsim.registries import NAVIGATORS
+from twinsim.registries import NAVIGATORS, POLICY_PROTOCOLS
 
 NAVIGATORS.register(
     "planner",
@@ -28,3 +30,4 @@ NAVIGATORS.register(
     "frontier",
     NavigatorEntry(FrontierExplorer, ("exploration",), "nearest frontier on its own depth map"),
 )
+POLICY_PROTOCOLS.register("zmq", PolicyProtocol(("endpoint",), ZmqPolicyNavigator))

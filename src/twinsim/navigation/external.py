@@ -14,8 +14,10 @@ env: {POLICY_GAIN: "0.8"}           # optional, added to the environment
 `command` is a list: each argument has its placeholders filled on its own, so a value with
 spaces stays one argument. The program (the first item, no placeholders) is resolved once, when
 the YAML is read: a word with a `/` relative to the YAML's folder, a bare name on `PATH`.
-The ZeroMQ adapter is `ZmqPolicyNavigator` (here); the ROS 1 one lives in
-`twinsim.ros1.navigation`, imported only for a `ros1` policy.
+`protocol` names an entry of `twinsim.registries.POLICY_PROTOCOLS`: the ZeroMQ adapter is
+`ZmqPolicyNavigator` (here, registered by `twinsim.navigation.builtin`); the ROS 1 one lives in
+`twinsim.ros1.navigation` (registered by `twinsim.ros1.policy_protocol`), imported only for a
+`ros1` policy.
 """
 
 from __future__ import annotations
@@ -24,20 +26,21 @@ import os
 import re
 import subprocess
 import time
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from twinsim.closedloop import protocol
 from twinsim.configmodel import load_yaml_model
 from twinsim.errors import TwinsimError
 from twinsim.eval.methods.external import resolve_program  # the same rule as bench's YAMLs
+from twinsim.registries import POLICY_PROTOCOLS
 
-#: placeholders every command may use, and those of each protocol
+#: placeholders every command may use (each protocol adds its own)
 COMMON_PLACEHOLDERS = ("goal_x", "goal_y", "seed", "robot", "trial", "timeout_s")
-PROTOCOL_PLACEHOLDERS = {"zmq": ("endpoint",), "ros1": ("ros_master_uri",)}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: how long a policy may take to exit by itself once its episode ended
 EXIT_GRACE_S = 3.0
@@ -47,12 +50,27 @@ class PolicyError(TwinsimError):
     """An external policy's YAML is bad, or its process failed during a trial."""
 
 
+@dataclass(frozen=True)
+class PolicyProtocol:
+    """How navbench talks to an external policy: the placeholders its command may use besides
+    the common ones, and the `Navigator` adapter of one trial (policy, trial folder, seed)."""
+
+    placeholders: tuple[str, ...]
+    navigator: Callable[[ExternalPolicy, Path, int], Any]
+
+
+def _registered_protocol(name: str) -> str:
+    if name not in POLICY_PROTOCOLS:
+        raise ValueError(POLICY_PROTOCOLS.unknown(name))
+    return name
+
+
 class ExternalPolicySpec(BaseModel):
     """The YAML file of an external policy."""
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    protocol: Literal["zmq", "ros1"]
+    protocol: Annotated[str, AfterValidator(_registered_protocol)]
     command: list[str] = Field(min_length=1)
     tasks: list[str] = Field(default_factory=lambda: ["pointgoal"], min_length=1)
     timeout_s: float = Field(30.0, gt=0, allow_inf_nan=False)
@@ -77,7 +95,7 @@ class ExternalPolicy:
 
     def __init__(self, spec: ExternalPolicySpec, source: Path) -> None:
         self.spec, self.source, self.name = spec, source, spec.name
-        allowed = COMMON_PLACEHOLDERS + PROTOCOL_PLACEHOLDERS[spec.protocol]
+        allowed = COMMON_PLACEHOLDERS + POLICY_PROTOCOLS.get(spec.protocol).placeholders
         program, *arguments = spec.command
         if _PLACEHOLDER.search(program):
             raise PolicyError(f"{source}: command: the program {program!r} takes no placeholders")
@@ -119,13 +137,7 @@ class ExternalPolicy:
 
     def navigator(self, folder: Path, seed: int):
         """The adapter that runs this policy in one trial (`folder`: the trial's own)."""
-        if self.spec.protocol == "zmq":
-            return ZmqPolicyNavigator(self, folder, seed)
-        try:
-            from twinsim.ros1.navigation import Ros1PolicyNavigator
-        except ImportError as exc:
-            raise PolicyError(f"{self.name}: ROS 1 is not installed ({exc})") from None
-        return Ros1PolicyNavigator(self, folder, seed)
+        return POLICY_PROTOCOLS.get(self.spec.protocol).navigator(self, folder, seed)
 
     def fields(self, context, folder: Path, seed: int, **protocol_fields: str) -> dict[str, str]:
         """The placeholder values of one trial."""
@@ -170,7 +182,7 @@ class PolicyProcess:
 
     def stop(self, grace_s: float = EXIT_GRACE_S) -> None:
         """Let it exit by itself within `grace_s`, then end its process group."""
-        from twinsim.ros1.launch import stop
+        from twinsim.processes import stop
 
         try:
             self.process.wait(grace_s)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from twinsim.errors import OutputFolderError
+from twinsim.model.layout import IMU_COLUMNS, SCENE
 from twinsim.noise.depth import add_depth_noise
 from twinsim.noise.gnss import write_gnss
 from twinsim.noise.imu import add_imu_noise
@@ -34,7 +35,6 @@ from twinsim.sequence import (
     check_output_folder,
     open_sequence,
 )
-from twinsim.sequence.layout import IMU_COLUMNS, SCENE
 
 ProgressCallback = Callable[[int, int], None]
 

@@ -7,7 +7,7 @@ whole person. Only dynamic instances can be removed: the static world stays as r
 from __future__ import annotations
 
 from twinsim.errors import ConfigError
-from twinsim.scene.spec import SceneSpec
+from twinsim.model.scene import SceneSpec
 
 
 def _dynamic_instances(scene: SceneSpec) -> dict[int, str]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.engine.look import Look
+from twinsim.model.scene import LightSpec, SceneSpec
 from twinsim.replay.variations import LightPreset, LightVariation
-from twinsim.scene.spec import LightSpec, SceneSpec
 
 FOG_VISIBILITY_M = 3.0
 LAMP_RGB = (0.9, 0.88, 0.8)

@@ -12,7 +12,7 @@ import colorsys
 
 import numpy as np
 
-from twinsim.scene.spec import SceneSpec
+from twinsim.model.scene import SceneSpec
 
 
 def _recolor(rgb, rng: np.random.Generator) -> tuple[float, float, float]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.assemble import make_actors
-from twinsim.config import FlyingObjectsConfig, PeopleConfig
-from twinsim.scene.spec import GeomSpec, ObjectSpec, SceneSpec
+from twinsim.model.scene import GeomSpec, ObjectSpec, SceneSpec
+from twinsim.model.sections import FlyingObjectsConfig, PeopleConfig
 
 PATH_CLEARANCE_M = 0.6  # half width of the column kept free around the robot's path
 COLUMN_STEP_M = 0.25

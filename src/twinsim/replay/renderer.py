@@ -15,10 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from twinsim.errors import ConfigError
+from twinsim.model.scene import SceneSpec
 from twinsim.render import check_renderer
 from twinsim.render.cycles.settings import CyclesSettings
 from twinsim.replay.frame_source import FrameSource, RecolouredSource, RerenderedSource
-from twinsim.scene.spec import SceneSpec
 
 WORK_FOLDER = ".cycles-work"  # inside the twin's folder while it is written, removed after
 

@@ -30,6 +30,8 @@ import numpy as np
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
 from twinsim.engine.look import Look
+from twinsim.model.layout import frame_path
+from twinsim.model.scene import SceneSpec
 from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.registries import ROBOTS
 from twinsim.render.cycles.settings import CyclesSettings
@@ -50,13 +52,11 @@ from twinsim.replay.sensors import twin_sensors
 from twinsim.replay.source import ReplaySource, load_source
 from twinsim.replay.variations import ReplayMode, Variations
 from twinsim.replay.weather import Weather
-from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.lidar_weather import LidarWeather, LidarWeatherWriter
 from twinsim.sequence import SequenceWriter
 from twinsim.sequence.frames import CameraFrame, CopiedFrame
 from twinsim.sequence.images import read_npy
-from twinsim.sequence.layout import frame_path
 from twinsim.sequence.writer import check_output_folder
 from twinsim.sim import StepRange, build_metadata
 

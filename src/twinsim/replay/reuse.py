@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from twinsim._version import __version__
 from twinsim.config import TwinsimConfig
+from twinsim.model.scene import SceneSpec
 from twinsim.replay.frame_source import FrameSource, frame_source
 from twinsim.replay.source import ReplaySource
 from twinsim.replay.variations import ReplayMode
-from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.exposure import has_exposure_effects
 from twinsim.sequence import open_sequence
 

@@ -15,9 +15,9 @@ from twinsim.config import TwinsimConfig, validate_config
 from twinsim.configmodel import format_validation_error
 from twinsim.errors import ConfigError
 from twinsim.geometry import rpy_deg_to_matrix
+from twinsim.model.scene import SceneSpec
 from twinsim.registries import SENSORS
 from twinsim.replay.variations import REMOVAL_SHORTHANDS, StereoVariation, Variations
-from twinsim.scene.spec import SceneSpec
 from twinsim.sensors.kinds.camera import CameraConfig
 from twinsim.sensors.rig import R_BODY_OPTICAL_FORWARD, resolve_sensors
 

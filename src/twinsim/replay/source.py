@@ -16,11 +16,11 @@ import numpy as np
 from twinsim._version import __version__
 from twinsim.config import TwinsimConfig, validate_config
 from twinsim.errors import ConfigError, SequenceError
+from twinsim.model.layout import READABLE_FORMAT_VERSIONS
+from twinsim.model.scene import SCENE_FORMAT_VERSION, SceneSpec
 from twinsim.registries import ROBOTS
 from twinsim.robots.base import RobotLog
-from twinsim.scene.spec import SCENE_FORMAT_VERSION, SceneSpec
 from twinsim.sequence import open_sequence, validate_sequence
-from twinsim.sequence.layout import READABLE_FORMAT_VERSIONS
 
 #: The oldest twinsim whose sequences repeat exactly: 0.1.0 introduced the physics-rate
 #: robot_state log, the split physics step and the sequence format version 1 (still read).

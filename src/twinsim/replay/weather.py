@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twinsim.scene.spec import SceneSpec
+from twinsim.model.scene import SceneSpec
 
 RAIN_PER_M3 = 60.0  # at rain = 1
 SNOW_PER_M3 = 30.0  # at snow = 1

@@ -24,10 +24,10 @@ import numpy as np
 from pydantic import Field, field_validator
 from scipy.spatial.transform import Rotation
 
+from twinsim.model.base import Quat, Vec3
+from twinsim.model.body import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
+from twinsim.model.scene import RobotSpec
 from twinsim.robots.base import RobotConfig
-from twinsim.scene.body_spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
-from twinsim.scene.spec import RobotSpec
-from twinsim.scene.spec_base import Quat, Vec3
 from twinsim.scene.vocabulary import CLASS_ID
 
 ROOT_LINK = "arm_base"

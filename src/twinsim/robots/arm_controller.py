@@ -14,9 +14,9 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from twinsim.geometry import quat_wxyz_to_matrix
+from twinsim.model.body import BodySpec
 from twinsim.robots.arm import JOINT_NAMES, TORQUE_LIMITS, ArmSpec, arm_body
 from twinsim.robots.limits import ClampedCommands
-from twinsim.scene.body_spec import BodySpec
 
 GRAVITY = 9.81
 OMEGA = 20.0  # rad/s: the closed loop's natural frequency on every joint (critically damped)

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from twinsim.model.body import BodySpec
 from twinsim.robots.arm import (
     DEFAULT_CAMERA_POS,
     JOINT_NAMES,
@@ -21,7 +22,6 @@ from twinsim.robots.arm_scan import plan_scan
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.commands import CommandMode, CommandSpace
 from twinsim.robots.live_reference import LiveController
-from twinsim.scene.body_spec import BodySpec
 
 
 class Arm(Robot):

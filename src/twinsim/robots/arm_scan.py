@@ -23,6 +23,8 @@ import numpy as np
 
 from twinsim.errors import TwinsimError
 from twinsim.geometry import geoms_box, matrix_to_quat_wxyz, quat_wxyz_to_matrix
+from twinsim.model.base import Quat, Vec3
+from twinsim.model.scene import ObjectSpec
 from twinsim.robots.arm import (
     BASE_RADIUS_M,
     DEFAULT_CAMERA_POS,
@@ -34,8 +36,6 @@ from twinsim.robots.arm import (
 from twinsim.robots.arm_controller import JointPath
 from twinsim.robots.base import StartFilter
 from twinsim.scene.free_space import FreeSpaceError, build_free_space, floor_region
-from twinsim.scene.spec import ObjectSpec
-from twinsim.scene.spec_base import Quat, Vec3
 from twinsim.sensors.rig import R_BODY_OPTICAL_FORWARD, resolve_sensors
 
 TOP_RANGE_M = (0.3, 1.1)  # heights of the tops the arm scans

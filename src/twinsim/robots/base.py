@@ -22,6 +22,9 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from twinsim.configmodel import ConfigModel
+from twinsim.model.body import BodySpec
+from twinsim.model.scene import RobotSpec
+from twinsim.model.trajectory import Trajectory, planned_reference
 from twinsim.registries import SENSOR_CONFIG
 from twinsim.robots.commands import (
     PLANAR_VELOCITY,
@@ -33,9 +36,6 @@ from twinsim.robots.commands import (
     CommandSpace,
 )
 from twinsim.robots.live_reference import BaseLimits, LiveController, LiveReference
-from twinsim.robots.trajectory import Trajectory, planned_reference
-from twinsim.scene.body_spec import BodySpec
-from twinsim.scene.spec import RobotSpec
 
 #: the streams every robot records besides its sensors'
 ROBOT_STREAMS = ("groundtruth_body", "odometry", "joint_states", "robot_state", "contacts")

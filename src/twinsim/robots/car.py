@@ -16,10 +16,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from twinsim.model.body import BodySpec, LinkGeomSpec
+from twinsim.model.scene import RobotSpec
 from twinsim.robots.ground_tour import GroundConfig, GroundShape
 from twinsim.robots.omni import planar_body  # the same planar x, y, yaw joints
-from twinsim.scene.body_spec import BodySpec, LinkGeomSpec
-from twinsim.scene.spec import RobotSpec
 
 ROOT_LINK = "car_body"
 BODY_Z_M = 0.35  # the body frame's height: the axles'

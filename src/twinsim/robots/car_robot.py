@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.errors import PlanningError
+from twinsim.model.body import BodySpec
+from twinsim.model.roads import RoadNetworkSpec
+from twinsim.model.trajectory import MotionLimits
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.car import (
     BODY_Z_M,
@@ -28,10 +32,6 @@ from twinsim.robots.car_stops import route_stops, time_through_lights
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.live_reference import BaseLimits
 from twinsim.robots.omni import pose_to_qpos
-from twinsim.robots.tour import PlanningError
-from twinsim.robots.trajectory import MotionLimits
-from twinsim.scene.body_spec import BodySpec
-from twinsim.scene.roads import RoadNetworkSpec
 
 ROUTE_SLACK_M = 60.0  # a drawn route is this much longer than the run needs
 STOP_LINE_GAP_M = 1.0  # the car's front stops this far before a stop line

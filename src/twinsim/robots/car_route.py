@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
-from twinsim.robots.tour import PlanningError
-from twinsim.robots.trajectory import Curve
-from twinsim.scene.roads import RoadNetworkSpec
+from twinsim.errors import PlanningError
+from twinsim.model.roads import RoadNetworkSpec
+from twinsim.model.trajectory import Curve
 
 STEP_M = 0.5  # the curve's arc-length spacing
 SMOOTH_M = 2.0  # standard deviation of the smoothing along the joined centre lines

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from twinsim.model.roads import RoadNetworkSpec, TrafficLightSpec
+from twinsim.model.scene import PathPoint
+from twinsim.model.trajectory import Curve, MotionLimits, parametrize
 from twinsim.robots.car_route import START_S_M
-from twinsim.robots.trajectory import Curve, MotionLimits, parametrize
-from twinsim.scene.roads import RoadNetworkSpec, TrafficLightSpec
-from twinsim.scene.spec import PathPoint
 
 DT_S = 0.05  # the planned path's step (`parametrize`'s)
 REACTION_S = 1.0  # after the light turns green the car moves off this much later

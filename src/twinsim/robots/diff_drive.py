@@ -26,11 +26,11 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from twinsim.model.body import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
+from twinsim.model.scene import RobotSpec
 from twinsim.robots.ground_tour import GroundConfig, GroundShape
 from twinsim.robots.omni import cylinder_inertia
 from twinsim.robots.pose_joints import POSE_JOINTS, free_pose_joints
-from twinsim.scene.body_spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
-from twinsim.scene.spec import RobotSpec
 
 WHEEL_JOINTS: tuple[str, str] = ("wheel_left", "wheel_right")  # after the pose joints in qpos
 WHEELS = slice(len(POSE_JOINTS), len(POSE_JOINTS) + 2)  # the wheels' entries of qpos, qvel

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.model.trajectory import Trajectory
 from twinsim.robots.base import RobotLog
 from twinsim.robots.diff_drive import WHEELS, DiffDriveSpec
 from twinsim.robots.limits import ClampedCommands
-from twinsim.robots.trajectory import Trajectory
 
 K_X, K_Y, K_THETA = 2.0, 10.0, 3.0  # 1/s, 1/m², 1/s
 KP_WHEEL, KI_WHEEL = 0.15, 1.5  # N·m per rad/s, N·m per rad

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.model.body import BodySpec
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.diff_drive import (
     FOOTPRINT_RADIUS_M,
@@ -19,7 +20,6 @@ from twinsim.robots.diff_drive import (
 from twinsim.robots.diff_drive_controller import SETPOINT_COLUMNS, DiffDriveController
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.live_reference import BaseLimits
-from twinsim.scene.body_spec import BodySpec
 
 DEFAULT_WHEEL_RADIUS_M = DiffDriveConfig.model_fields["wheel_radius_m"].default
 

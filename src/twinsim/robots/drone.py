@@ -11,10 +11,10 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from twinsim.model.body import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
+from twinsim.model.scene import RobotSpec
 from twinsim.robots.base import RobotConfig
 from twinsim.robots.pose_joints import POSE_AXES, POSE_IS_SLIDE, POSE_JOINTS
-from twinsim.scene.body_spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
-from twinsim.scene.spec import RobotSpec
 
 JOINT_NAMES = POSE_JOINTS  # the drone's joints are its pose, each driven by a motor
 HALF_SIZE = (0.18, 0.18, 0.05)  # a 0.36 × 0.36 × 0.10 m frame

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.model.trajectory import Trajectory
 from twinsim.robots.base import RobotLog
 from twinsim.robots.drone import JOINT_NAMES, DroneSpec
 from twinsim.robots.limits import ClampedCommands
 from twinsim.robots.pid import JointPid
-from twinsim.robots.trajectory import Trajectory
 
 GRAVITY = 9.81
 #: the logged set-point: joint position and velocity references and feed-forward acceleration

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from twinsim.model.body import BodySpec
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.drone import (
     HALF_SIZE,
@@ -18,7 +19,6 @@ from twinsim.robots.drone import (
 from twinsim.robots.drone_controller import SETPOINT_COLUMNS, FlightController
 from twinsim.robots.live_reference import BaseLimits
 from twinsim.robots.planner import plan_flight
-from twinsim.scene.body_spec import BodySpec
 
 LIVE_ACCEL_MPS2 = 0.5  # a live command's acceleration: the planned tours' (MotionLimits)
 

@@ -1,6 +1,6 @@
 """References that follow live commands instead of a planned path (closed loop).
 
-A kind's path follower tracks `reference(t)` (`twinsim.robots.trajectory.Reference`); a
+A kind's path follower tracks `reference(t)` (`twinsim.model.trajectory.Reference`); a
 `LiveReference` gives it one driven by the latest velocity or waypoint command, advanced once
 per physics step within the robot's limits (speed, acceleration, yaw rate) and kept on a short
 leash to the body, so a robot held up (by a wall, a person) does not build up an error it
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twinsim.model.trajectory import Reference
 from twinsim.robots.limits import clip_float
-from twinsim.robots.trajectory import Reference
 
 LEASH_M = 0.25  # how far the reference may run ahead of the body
 YAW_ACCEL_RADPS2 = 3.0

@@ -26,9 +26,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from twinsim.model.body import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
+from twinsim.model.scene import RobotSpec
 from twinsim.robots.ground_tour import GroundConfig, GroundShape
-from twinsim.scene.body_spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
-from twinsim.scene.spec import RobotSpec
 
 JOINT_NAMES: tuple[str, ...] = ("x", "y", "yaw")
 JOINT_AXES: tuple[tuple[float, float, float], ...] = ((1, 0, 0), (0, 1, 0), (0, 0, 1))

@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 
+from twinsim.model.trajectory import Trajectory
 from twinsim.robots.base import RobotLog
 from twinsim.robots.limits import ClampedCommands
 from twinsim.robots.omni import JOINT_NAMES, OmniSpec
 from twinsim.robots.pid import JointPid
-from twinsim.robots.trajectory import Trajectory
 
 TRACTION_MPS2 = 3.0  # about 0.3 g: the largest acceleration the wheels give the base
 YAW_ACCEL_RADPS2 = 10.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.model.body import BodySpec
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.live_reference import BaseLimits
@@ -20,7 +21,6 @@ from twinsim.robots.omni import (
     pose_to_qpos,
 )
 from twinsim.robots.omni_controller import SETPOINT_COLUMNS, OmniController
-from twinsim.scene.body_spec import BodySpec
 
 
 class Omni(Robot):

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twinsim.errors import PlanningError
+from twinsim.model.scene import DoorSpec, ObjectSpec, PathPoint, RoomSpec
+from twinsim.model.trajectory import Curve, MotionLimits, Trajectory, parametrize
 from twinsim.robots.drone import DroneConfig
 from twinsim.robots.tour import (
     Anchor,
     PlannerOptions,
-    PlanningError,
     RouteTooLongError,
     TourPlanner,
     TourRequest,
@@ -31,14 +33,12 @@ from twinsim.robots.tour import (
     split_at_cusps,
     turn_angles,
 )
-from twinsim.robots.trajectory import Curve, MotionLimits, Trajectory, parametrize
 from twinsim.scene.free_space import (
     FloorRegion,
     FreeSpace,
     FreeSpaceError,
     build_free_space,
 )
-from twinsim.scene.spec import DoorSpec, ObjectSpec, PathPoint, RoomSpec
 
 __all__ = [
     "FlightPlan",

@@ -5,7 +5,7 @@ reads as a pose. The drone drives them; a wheeled chassis leaves them to gravity
 
 from __future__ import annotations
 
-from twinsim.scene.body_spec import JointSpec
+from twinsim.model.body import JointSpec
 
 POSE_JOINTS: tuple[str, ...] = ("x", "y", "z", "yaw", "pitch", "roll")
 POSE_AXES: tuple[tuple[float, float, float], ...] = (

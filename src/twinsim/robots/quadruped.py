@@ -33,10 +33,10 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from twinsim.model.body import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
+from twinsim.model.scene import RobotSpec
 from twinsim.robots.ground_tour import GroundConfig, GroundShape
 from twinsim.robots.pose_joints import POSE_JOINTS, free_pose_joints
-from twinsim.scene.body_spec import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
-from twinsim.scene.spec import RobotSpec
 
 LEGS: tuple[str, ...] = ("FL", "FR", "RL", "RR")
 LEG_JOINTS: tuple[str, ...] = ("abduction", "hip", "knee")  # per leg, in kinematic order

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.model.trajectory import Trajectory
 from twinsim.robots.limits import ClampedCommands
 from twinsim.robots.quadruped import (
     FOOT_RADIUS_M,
@@ -51,7 +52,6 @@ from twinsim.robots.quadruped_legs import (
     leg_frames,
     leg_ik,
 )
-from twinsim.robots.trajectory import Trajectory
 
 G = 9.81
 K_POS, K_YAW = 1.5, 2.0  # follower: 1/s on the position error, 1/s on the heading error

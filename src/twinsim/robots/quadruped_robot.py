@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.model.body import BodySpec
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.ground_tour import plan_ground_tour, tour_fields
 from twinsim.robots.live_reference import BaseLimits
@@ -20,7 +21,6 @@ from twinsim.robots.quadruped import (
 )
 from twinsim.robots.quadruped_controller import SETPOINT_COLUMNS, QuadrupedController
 from twinsim.robots.quadruped_legs import SHOULDER_POS, leg_ik
-from twinsim.scene.body_spec import BodySpec
 
 
 def standing_qpos(spec: QuadrupedSpec) -> np.ndarray:

@@ -18,18 +18,14 @@ import shapely
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, dijkstra
 
-from twinsim.errors import TwinsimError
+from twinsim.errors import PlanningError
+from twinsim.model.scene import DoorSpec
 from twinsim.scene.free_space import FreeSpace, door_normal
-from twinsim.scene.spec import DoorSpec
 
 _MAX_TURN_RAD = math.radians(135.0)
 CUSP_RAD = math.radians(150.0)  # sharper corners: stop and turn on the spot
 SPREAD_M = 2.5  # in a world without rooms, via points keep this far from the route so far
 MAX_LEGS = 1000  # a route has at most this many legs: what bounds a tour's length
-
-
-class PlanningError(TwinsimError):
-    """No tour satisfies the request in this scene (unreachable rooms, no free space, ...)."""
 
 
 class RouteTooLongError(PlanningError):

@@ -20,17 +20,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from twinsim.robots.ground_tour import GroundConfig
-from twinsim.robots.pose_joints import POSE_AXES, POSE_IS_SLIDE, POSE_JOINTS
-from twinsim.scene.body_spec import (
+from twinsim.model.base import IDENTITY_QUAT, Quat, Vec3
+from twinsim.model.body import (
     ActuatorSpec,
     AttachedModelSpec,
     BodySpec,
     JointSpec,
     ModelFileSpec,
 )
-from twinsim.scene.spec import RobotSpec
-from twinsim.scene.spec_base import IDENTITY_QUAT, Quat, Vec3
+from twinsim.model.scene import RobotSpec
+from twinsim.robots.ground_tour import GroundConfig
+from twinsim.robots.pose_joints import POSE_AXES, POSE_IS_SLIDE, POSE_JOINTS
 
 MODEL_PREFIX = "model/"
 BASE_PREFIX = "base_"

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.model.trajectory import planned_reference
 from twinsim.robots.base import RobotLog
 from twinsim.robots.limits import ClampedCommands
 from twinsim.robots.live_reference import LiveJoints
 from twinsim.robots.pid import JointPid
-from twinsim.robots.trajectory import planned_reference
 from twinsim.robots.user_model import BASE_POSE_JOINTS, BASE_PREFIX, UserModelSpec
 
 GRAVITY_MPS2 = 9.81

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from twinsim.geometry import yaw_quat_wxyz
+from twinsim.model.base import IDENTITY_QUAT, Quat, Vec3
+from twinsim.model.body import BodySpec, JointSpec
 from twinsim.robots.base import Robot, StartFilter
 from twinsim.robots.commands import CommandSpace
 from twinsim.robots.ground_tour import GroundShape, plan_ground_tour
@@ -42,8 +44,6 @@ from twinsim.robots.user_model_controller import (
     setpoint_columns,
 )
 from twinsim.robots.user_model_live import joints_mode, user_model_live
-from twinsim.scene.body_spec import BodySpec, JointSpec
-from twinsim.scene.spec_base import IDENTITY_QUAT, Quat, Vec3
 
 if TYPE_CHECKING:
     from twinsim.engine.user_model import ModelDescription

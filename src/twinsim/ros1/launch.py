@@ -4,29 +4,12 @@
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
-
-def free_port() -> int:
-    """A free localhost TCP port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """End a process group started with `start_new_session` (SIGINT, then SIGKILL)."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+from twinsim.processes import free_port, stop
 
 
 def start_roscore(home: Path, timeout_s: float = 20.0) -> tuple[subprocess.Popen, dict]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsim.model.scene import DoorSpec, GeomSpec, LightSpec, RoomSpec
 from twinsim.scene.apartment_generator import ApartmentConfig
 from twinsim.scene.furniture import Palette, Placement, ceiling_lamp, furnish_room
 from twinsim.scene.generators import Layout
@@ -27,7 +28,6 @@ from twinsim.scene.layout import (
     wall_pieces,
 )
 from twinsim.scene.parts import MaterialBook, ObjectList, box, hsv, r3, shift
-from twinsim.scene.spec import DoorSpec, GeomSpec, LightSpec, RoomSpec
 
 FLOOR_THICKNESS = 0.05
 CEILING_THICKNESS = 0.05

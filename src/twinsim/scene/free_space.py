@@ -23,10 +23,10 @@ from scipy import ndimage
 
 from twinsim.errors import TwinsimError
 from twinsim.geometry import primitive_half_extents, quat_wxyz_to_matrix
+from twinsim.model.scene import DoorSpec, GeomSpec, ObjectSpec, RoomSpec
 from twinsim.scene.furniture.furnish import door_keepout
 from twinsim.scene.layout import Rect, room_rect
 from twinsim.scene.overlay import difference, union_all
-from twinsim.scene.spec import DoorSpec, GeomSpec, ObjectSpec, RoomSpec
 
 _ROUND_TYPES = ("cylinder", "capsule", "sphere", "ellipsoid")
 _N_POLY = 16

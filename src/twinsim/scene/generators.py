@@ -18,8 +18,9 @@ from typing import ClassVar
 import numpy as np
 
 from twinsim.configmodel import ConfigModel
-from twinsim.scene.roads import RoadNetworkSpec
-from twinsim.scene.spec import (
+from twinsim.model.base import Vec3
+from twinsim.model.roads import RoadNetworkSpec
+from twinsim.model.scene import (
     DoorSpec,
     LightSpec,
     MaterialSpec,
@@ -31,7 +32,6 @@ from twinsim.scene.spec import (
     TerrainSpec,
     TextureSpec,
 )
-from twinsim.scene.spec_base import Vec3
 
 
 class SceneConfig(ConfigModel):

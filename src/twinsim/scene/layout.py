@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from twinsim.scene.spec import DoorSpec, RoomSpec, RoomType
+from twinsim.model.scene import DoorSpec, RoomSpec, RoomType
 
 WALL_THICKNESS = 0.1
 DOOR_HEIGHT = 2.05

@@ -9,8 +9,8 @@ import colorsys
 import numpy as np
 
 from twinsim.geometry import yaw_quat_wxyz
-from twinsim.scene.spec import GeomSpec, MaterialSpec, ObjectSpec, TextureKind, TextureSpec
-from twinsim.scene.spec_base import RGB
+from twinsim.model.base import RGB
+from twinsim.model.scene import GeomSpec, MaterialSpec, ObjectSpec, TextureKind, TextureSpec
 
 
 def r3(v: float) -> float:

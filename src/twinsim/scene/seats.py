@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.scene.spec import ObjectSpec
+from twinsim.model.scene import ObjectSpec
 
 SEATING_CLASSES = ("chair", "armchair", "sofa")
 SEAT_TOP_M = (0.35, 0.6)  # seat heights people sit at

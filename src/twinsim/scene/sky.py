@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsim.scene.spec import SceneSpec
+from twinsim.model.scene import SceneSpec
 
 HORIZON_SRGB = (0.78, 0.84, 0.90)
 ZENITH_SRGB = (0.33, 0.52, 0.82)

@@ -21,8 +21,8 @@ import numpy as np
 import shapely
 from scipy import ndimage
 
+from twinsim.model.scene import ObjectSpec, TerrainSpec
 from twinsim.scene.free_space import geom_footprint
-from twinsim.scene.spec import ObjectSpec, TerrainSpec
 
 SHOULDER_M = 4.0  # flat land kept around everything the town placed
 RISE_M = 40.0  # distance over which the hills rise to their full height

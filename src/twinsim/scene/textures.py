@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from twinsim.scene.spec import TextureSpec
+from twinsim.model.scene import TextureSpec
 
 
 @functools.lru_cache(maxsize=64)

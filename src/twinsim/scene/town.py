@@ -17,11 +17,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from twinsim.model.roads import VEHICLE_LAMP_MATERIALS
+from twinsim.model.scene import LightSpec
 from twinsim.scene.free_space import geom_footprint
 from twinsim.scene.generators import Layout, SceneConfig, WorldGenerator
 from twinsim.scene.parts import ObjectList, box, r3, r4
-from twinsim.scene.roads import VEHICLE_LAMP_MATERIALS
-from twinsim.scene.spec import LightSpec
 from twinsim.scene.terrain import make_terrain
 from twinsim.scene.town_buildings import GROUND_Z, add_blocks, add_roads
 from twinsim.scene.town_materials import TownMaterials

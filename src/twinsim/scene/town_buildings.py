@@ -13,9 +13,9 @@ import numpy as np
 import shapely
 
 from twinsim.geometry import yaw_quat_wxyz
+from twinsim.model.scene import GeomSpec
 from twinsim.scene.overlay import difference, intersection, union_all
 from twinsim.scene.parts import ObjectList, box, r4
-from twinsim.scene.spec import GeomSpec
 from twinsim.scene.town_materials import TownMaterials
 from twinsim.scene.town_network import CROSSWALK_W
 from twinsim.scene.town_paths import trim_path

@@ -13,8 +13,8 @@ from typing import get_args
 
 import numpy as np
 
+from twinsim.model.scene import TextureKind
 from twinsim.scene.parts import MaterialBook, hsv, shift
-from twinsim.scene.spec import TextureKind
 
 OUTDOOR_KINDS = {"asphalt", "grass", "facade"} <= set(get_args(TextureKind))
 

@@ -13,8 +13,7 @@ import math
 
 import numpy as np
 
-from twinsim.scene.parts import r3, r4
-from twinsim.scene.roads import (
+from twinsim.model.roads import (
     BlockSpec,
     CrosswalkSpec,
     IntersectionSpec,
@@ -23,6 +22,7 @@ from twinsim.scene.roads import (
     SidewalkSpec,
     TrafficLightSpec,
 )
+from twinsim.scene.parts import r3, r4
 from twinsim.scene.town_paths import bezier, offset_path, trim_path
 from twinsim.scene.town_roads import LANE_W, Block, GridParams, Node, RoadPlan
 

@@ -12,10 +12,10 @@ import numpy as np
 import shapely
 
 from twinsim.geometry import yaw_quat_wxyz
+from twinsim.model.roads import RoadNetworkSpec
+from twinsim.model.scene import GeomSpec, TerrainSpec
 from twinsim.scene.overlay import union_all
 from twinsim.scene.parts import ObjectList, box, r4
-from twinsim.scene.roads import RoadNetworkSpec
-from twinsim.scene.spec import GeomSpec, TerrainSpec
 from twinsim.scene.terrain import grid_axes, heights, surface_z
 from twinsim.scene.town_buildings import SIDEWALK_Z, road_extent
 from twinsim.scene.town_materials import TownMaterials

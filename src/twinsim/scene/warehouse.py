@@ -22,9 +22,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from twinsim.model.scene import GeomSpec, LightSpec
 from twinsim.scene.generators import Layout, SceneConfig, WorldGenerator
 from twinsim.scene.parts import MaterialBook, ObjectList, box, hsv, r3, r4, shift
-from twinsim.scene.spec import GeomSpec, LightSpec
 
 WALL_T = 0.3
 FLOOR_T = 0.05

@@ -22,18 +22,16 @@ import numpy as np
 
 from twinsim.configmodel import ConfigModel
 from twinsim.geometry import pose_to_T
-from twinsim.scene.spec import SensorSpec
-from twinsim.scene.spec_base import Quat, Vec3
-from twinsim.sequence.layout import POSE_COLUMNS
+from twinsim.model.layout import POSE_COLUMNS
+from twinsim.model.mounts import Mount
+from twinsim.model.scene import SensorSpec
 from twinsim.sequence.stream_checks import StreamCheck, check_table
 
 __all__ = [
     "POSE_COLUMNS",
-    "CameraMount",
     "RecordingContext",
     "SensorConfig",
     "SensorKind",
-    "SiteMount",
 ]
 
 
@@ -44,33 +42,6 @@ class SensorConfig(ConfigModel):
     rate_hz: int
     pos: tuple[float, float, float]
     rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-
-@dataclass(frozen=True)
-class CameraMount:
-    """A MuJoCo camera on the robot's mount link; `quat` is MuJoCo's camera frame."""
-
-    name: str
-    pos: Vec3
-    quat: Quat
-    fovy_deg: float
-    width: int
-    height: int
-    near_m: float
-    far_m: float
-
-
-@dataclass(frozen=True)
-class SiteMount:
-    """A site on the mount link carrying MuJoCo sensors: (MuJoCo sensor type, name suffix)."""
-
-    name: str
-    pos: Vec3
-    quat: Quat
-    sensors: tuple[tuple[str, str], ...] = ()
-
-
-Mount = CameraMount | SiteMount
 
 
 @dataclass

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.geometry import matrix_to_quat_wxyz, rpy_deg_to_matrix
+from twinsim.model.scene import SensorSpec
 from twinsim.registries import DEFAULT_ROBOT, SENSORS
-from twinsim.scene.spec import SensorSpec
 
 # Body x forward, y left, z up → optical z forward, x right (= −y body), y down (= −z body).
 R_BODY_OPTICAL_FORWARD = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])

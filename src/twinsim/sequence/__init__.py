@@ -8,9 +8,9 @@ from twinsim._lazy import lazy_exports
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "expected_count": "twinsim.sequence.clock",
-        "step_to_ns": "twinsim.sequence.clock",
-        "stream_steps": "twinsim.sequence.clock",
+        "expected_count": "twinsim.model.clock",
+        "step_to_ns": "twinsim.model.clock",
+        "stream_steps": "twinsim.model.clock",
         "CameraFrame": "twinsim.sequence.frames",
         "Frame": "twinsim.sequence.frames",
         "summarize_sequence": "twinsim.sequence.info",

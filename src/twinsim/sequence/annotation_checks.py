@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from twinsim.sequence.layout import BOXES_FILE, FRAMES_FILE
+from twinsim.model.layout import BOXES_FILE, FRAMES_FILE
 from twinsim.sequence.tables import is_int
 
 if TYPE_CHECKING:

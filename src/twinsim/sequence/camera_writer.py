@@ -14,9 +14,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from twinsim.model.layout import BOXES_FILE, FRAME_COLUMNS, FRAMES_FILE, IMAGE_KINDS, frame_path
 from twinsim.sequence.frames import CameraFrame, CopiedFrame
 from twinsim.sequence.images import copy_image, write_npy, write_png
-from twinsim.sequence.layout import BOXES_FILE, FRAME_COLUMNS, FRAMES_FILE, IMAGE_KINDS, frame_path
 from twinsim.sequence.poses import pose_to_row
 from twinsim.sequence.stream_writers import (
     StreamWriter,

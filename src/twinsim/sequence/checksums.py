@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from twinsim.sequence.layout import CHECKSUMS, INCOMPLETE, METADATA
+from twinsim.model.layout import CHECKSUMS, INCOMPLETE, METADATA
 
 _CHUNK = 1 << 20
 _HEADER = "path,crc32,size"

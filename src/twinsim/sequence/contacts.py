@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.errors import SequenceError
-from twinsim.sequence.clock import step_to_ns
-from twinsim.sequence.layout import METADATA
+from twinsim.model.clock import step_to_ns
+from twinsim.model.layout import METADATA
 from twinsim.sequence.scans import read_records
 from twinsim.sequence.stream_checks import StreamCheck, rate_period
 

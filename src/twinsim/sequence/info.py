@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from twinsim.atomic import check_plain_folder
 from twinsim.configmodel import format_validation_error
 from twinsim.errors import SequenceError
-from twinsim.sequence.layout import INCOMPLETE, METADATA, STATUS_COMPLETE
+from twinsim.model.layout import INCOMPLETE, METADATA, STATUS_COMPLETE
 from twinsim.sequence.reader import read_metadata
 
 #: Metadata entries summarised below rather than copied as they are.

@@ -13,8 +13,8 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
+from twinsim.model.layout import CHECKSUMS, INCOMPLETE, METADATA, RESUME, RESUME_TMP, SCENE
 from twinsim.sequence.checksums import folder_files
-from twinsim.sequence.layout import CHECKSUMS, INCOMPLETE, METADATA, RESUME, RESUME_TMP, SCENE
 
 _CHUNK = 1 << 20
 #: the scene and metadata are compared whole with what the config makes (`_check_same_run`);

@@ -12,12 +12,7 @@ import cv2
 import numpy as np
 
 from twinsim.errors import SequenceError
-from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND
-from twinsim.scene.spec import SceneSpec
-from twinsim.sequence.contacts import CONTACTS_FILE, read_contacts
-from twinsim.sequence.frames import Frame
-from twinsim.sequence.images import read_npy, read_png
-from twinsim.sequence.layout import (
+from twinsim.model.layout import (
     BOXES_FILE,
     FRAME_COLUMNS,
     FRAMES_FILE,
@@ -31,6 +26,11 @@ from twinsim.sequence.layout import (
     check_stream_name,
     frame_path,
 )
+from twinsim.model.scene import SceneSpec
+from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND
+from twinsim.sequence.contacts import CONTACTS_FILE, read_contacts
+from twinsim.sequence.frames import Frame
+from twinsim.sequence.images import read_npy, read_png
 from twinsim.sequence.poses import rows_to_poses
 from twinsim.sequence.scans import (
     EVENT_DTYPE,

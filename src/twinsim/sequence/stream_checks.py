@@ -17,10 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from twinsim.errors import SequenceError
-from twinsim.sequence.annotation_checks import check_boxes, intrinsics_problems
-from twinsim.sequence.clock import step_to_ns, stream_steps
-from twinsim.sequence.images import read_npy, read_png
-from twinsim.sequence.layout import (
+from twinsim.model.clock import step_to_ns, stream_steps
+from twinsim.model.layout import (
     FRAME_COLUMNS,
     FRAMES_FILE,
     IMAGE_KINDS,
@@ -29,6 +27,8 @@ from twinsim.sequence.layout import (
     TABLE_FILE,
     frame_path,
 )
+from twinsim.sequence.annotation_checks import check_boxes, intrinsics_problems
+from twinsim.sequence.images import read_npy, read_png
 from twinsim.sequence.scans import (
     EVENT_DTYPE,
     EVENTS_FILE,

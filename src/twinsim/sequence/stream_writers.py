@@ -19,8 +19,8 @@ from typing import Any, ClassVar, TextIO
 import numpy as np
 
 from twinsim.errors import OutputFolderError
+from twinsim.model.layout import TABLE_FILE
 from twinsim.sequence.contacts import CONTACT_DTYPE, CONTACTS_FILE
-from twinsim.sequence.layout import TABLE_FILE
 from twinsim.sequence.poses import pose_to_row
 from twinsim.sequence.scans import (
     EVENT_DTYPE,

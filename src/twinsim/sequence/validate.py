@@ -15,11 +15,11 @@ from pathlib import Path
 
 from twinsim.atomic import special_entries
 from twinsim.errors import SequenceError
+from twinsim.model.layout import CHECKSUMS, INCOMPLETE, METADATA, SCENE, STATUS_COMPLETE
+from twinsim.model.scene import SceneSpec
 from twinsim.registries import SENSORS
-from twinsim.scene.spec import SceneSpec
 from twinsim.sequence.checksums import checksum_problems
 from twinsim.sequence.contacts import check_contacts
-from twinsim.sequence.layout import CHECKSUMS, INCOMPLETE, METADATA, SCENE, STATUS_COMPLETE
 from twinsim.sequence.reader import read_metadata
 from twinsim.sequence.stream_checks import (
     SequenceContext,

@@ -25,10 +25,7 @@ import numpy as np
 
 from twinsim.atomic import check_names, check_plain_folder, folder_lock, lock_folder
 from twinsim.errors import OutputFolderError
-from twinsim.sequence.camera_writer import CameraWriter
-from twinsim.sequence.checksums import write_checksums
-from twinsim.sequence.frames import CameraFrame, CopiedFrame
-from twinsim.sequence.layout import (
+from twinsim.model.layout import (
     CHECKSUMS,
     INCOMPLETE,
     METADATA,
@@ -42,6 +39,9 @@ from twinsim.sequence.layout import (
     check_stream_name,
     sequence_containing,
 )
+from twinsim.sequence.camera_writer import CameraWriter
+from twinsim.sequence.checksums import write_checksums
+from twinsim.sequence.frames import CameraFrame, CopiedFrame
 from twinsim.sequence.ledger import ContentLedger, Ledger
 from twinsim.sequence.scans import LidarScan
 from twinsim.sequence.stream_writers import (

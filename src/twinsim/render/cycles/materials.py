@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsim.scene.spec import SceneSpec
+from twinsim.model.scene import SceneSpec
 from twinsim.scene.textures import make_texture
 
 _GLASS_IOR = 1.45

@@ -57,8 +57,8 @@ def _start_worker(recipe: WorldRecipe, settings: CyclesSettings, workdir: str, t
 
     configure_backend(recipe.backend)
     from twinsim.engine.world import World
+    from twinsim.model.scene import SceneSpec
     from twinsim.render.cycles.scene import CyclesScene
-    from twinsim.scene.spec import SceneSpec
 
     scene = SceneSpec.from_json(recipe.scene_json)
     world = World(scene, recipe.render, recipe.physics_hz, recipe.look)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from twinsim.engine.round_meshes import round_mesh_table
+from twinsim.model.roads import VEHICLE_LAMP_MATERIALS
 from twinsim.render.cycles.atmosphere import world_shader
 from twinsim.render.cycles.blender import import_bpy, quiet
 from twinsim.render.cycles.camera import apply_camera, blender_camera, blender_matrix_world
@@ -27,7 +28,6 @@ from twinsim.render.cycles.lights import Lights
 from twinsim.render.cycles.materials import Materials, material_key
 from twinsim.render.cycles.passes import CyclesPasses, add_pass_outputs, read_passes
 from twinsim.render.cycles.settings import CyclesSettings
-from twinsim.scene.roads import VEHICLE_LAMP_MATERIALS
 
 _SHOWN_GROUPS = (0, 1, 2)  # MuJoCo's default visible geom groups
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 
 from twinsim.engine.render import RenderedFrame
+from twinsim.model.scene import SensorSpec
 from twinsim.render.cycles.blender import blender_version
 from twinsim.render.cycles.lens import AutoExposure, chromatic_aberration, vignette
 from twinsim.render.cycles.passes import CyclesPasses, srgb8
 from twinsim.render.cycles.scene import CyclesScene, WorldPoser
 from twinsim.render.cycles.settings import CyclesSettings
-from twinsim.scene.spec import SensorSpec
 from twinsim.sensors.annotate import annotate_frame
 from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.exposure import FrameShutter

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twinsim.model.scene import DoorSpec, RoomType
 from twinsim.scene.furniture.catalogue import BUILDERS, CATALOGUE, KITCHENETTE
 from twinsim.scene.furniture.kit import FurnitureItem, Palette, uniform
 from twinsim.scene.furniture.living import chair, table
 from twinsim.scene.furniture.passages import Passages
 from twinsim.scene.furniture.storage import nightstand
 from twinsim.scene.layout import Rect
-from twinsim.scene.spec import DoorSpec, RoomType
 
 DOOR_KEEPOUT_DEPTH = 1.0
 DOOR_KEEPOUT_MARGIN = 0.1

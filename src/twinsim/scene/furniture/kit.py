@@ -13,8 +13,8 @@ import numpy as np
 from shapely.geometry import Polygon
 
 from twinsim.geometry import primitive_half_extents, unit_quat_wxyz_to_matrix
-from twinsim.scene.spec import GeomSpec, ObjectSpec
-from twinsim.scene.spec_base import Quat
+from twinsim.model.base import Quat
+from twinsim.model.scene import GeomSpec, ObjectSpec
 
 CORE_MAX_HEIGHT = 0.8
 _S = math.sqrt(0.5)

@@ -14,11 +14,11 @@ from twinsim.geometry import (
     matrix_to_quat_wxyz,
     quat_wxyz_to_matrix,
 )
-from twinsim.scene.spec import SensorSpec
+from twinsim.model.mounts import CameraMount
+from twinsim.model.scene import SensorSpec
 from twinsim.sensors.annotate import annotate_frame
 from twinsim.sensors.base import (
     POSE_COLUMNS,
-    CameraMount,
     RecordingContext,
     SensorConfig,
     SensorKind,

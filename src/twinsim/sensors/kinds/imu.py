@@ -7,17 +7,17 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from twinsim.scene.spec import SensorSpec
+from twinsim.model.layout import IMU_COLUMNS
+from twinsim.model.mounts import SiteMount
+from twinsim.model.scene import SensorSpec
 from twinsim.sensors.base import (
     RecordingContext,
     SensorConfig,
     SensorKind,
     SensorRecorder,
-    SiteMount,
     base_metadata,
 )
 from twinsim.sensors.rig import body_mounted
-from twinsim.sequence.layout import IMU_COLUMNS
 from twinsim.sequence.stream_checks import StreamCheck, check_table
 
 

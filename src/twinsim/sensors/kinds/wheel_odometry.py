@@ -19,8 +19,8 @@ import numpy as np
 from pydantic import Field
 
 from twinsim.errors import TwinsimError
+from twinsim.model.scene import SensorSpec
 from twinsim.registries import ROBOTS
-from twinsim.scene.spec import SensorSpec
 from twinsim.sensors.base import (
     RecordingContext,
     SensorConfig,

@@ -43,9 +43,9 @@ from twinsim.actors.motion import motion_for
 from twinsim.actors.playback import HumanMotion
 from twinsim.actors.surface import sample_surface_points
 from twinsim.geometry import primitive_half_extents
+from twinsim.model.scene import GeomSpec, ObjectSpec, PersonSpec
 from twinsim.scene.free_space import FloorRegion, rotation_of
 from twinsim.scene.overlay import union_all
-from twinsim.scene.spec import GeomSpec, ObjectSpec, PersonSpec
 
 SURFACE_POINTS_PER_PART = 40  # trace points per body part and instant
 BASE_DT_S = 1.0 / 30.0  # first trace sampling, refined where points move faster

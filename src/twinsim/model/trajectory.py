@@ -18,9 +18,8 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 from scipy.ndimage import minimum_filter1d
 
-from twinsim.errors import TwinsimError
-from twinsim.robots.tour import PlanningError
-from twinsim.scene.spec import PathPoint
+from twinsim.errors import PlanningError, TwinsimError
+from twinsim.model.scene import PathPoint
 
 _PROFILE_DT_S = 0.01
 _SAFETY_FACTORS = (0.97, 0.93, 0.87, 0.8, 0.7)

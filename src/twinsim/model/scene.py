@@ -21,10 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from twinsim.plugins import keyed_config
-from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS, SENSORS
-from twinsim.scene.roads import RoadNetworkSpec
-from twinsim.scene.spec_base import (
+from twinsim.model.base import (
     IDENTITY_QUAT,
     RGB,
     RGBA,
@@ -34,6 +31,9 @@ from twinsim.scene.spec_base import (
     Vec2,
     Vec3,
 )
+from twinsim.model.roads import RoadNetworkSpec
+from twinsim.plugins import keyed_config
+from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS, SENSORS
 
 TextureKind = Literal["wood", "tiles", "carpet", "plaster", "wallpaper", "fabric"]
 RoomType = Literal["living_room", "kitchen", "bedroom", "bathroom", "corridor", "office"]

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from twinsim.scene.spec_base import (
+from twinsim.model.base import (
     IDENTITY_QUAT,
     RGBA,
     ROBOT_GEOM_GROUP,

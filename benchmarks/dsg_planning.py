@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from twinsim.dsg import HierarchicalPlanner, build_scene_graph, free_grid, plan_flat
-from twinsim.robots.drone import DroneSpec
-from twinsim.scene.apartment import generate_apartment
-from twinsim.scene.apartment_generator import ApartmentConfig
+from twinsim.robots.drone.spec import DroneSpec
+from twinsim.scene.worlds.apartment.config import ApartmentConfig
+from twinsim.scene.worlds.apartment.generator import generate_apartment
 
 CLEAR = 0.25
 ROBOT = DroneSpec(

@@ -98,7 +98,7 @@ def _measure(scene, world, sweeps: int) -> tuple[list[dict], dict, float]:
     from twinsim.engine.rays import RayCaster, split_world
     from twinsim.geometry import pose_to_T
     from twinsim.model.trajectory import Trajectory
-    from twinsim.robots.drone import pose_to_qpos
+    from twinsim.robots.drone.spec import pose_to_qpos
     from twinsim.sensors.lidar import LidarScanner, beam_directions, sector_bounds
 
     sensor = next(s for s in scene.sensors if s.type == "lidar")

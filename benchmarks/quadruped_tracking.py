@@ -30,7 +30,7 @@ from twinsim.config import load_config
 from twinsim.engine.backend import configure_backend
 from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS
-from twinsim.robots.quadruped import LEGS
+from twinsim.robots.quadruped.spec import LEGS
 from twinsim.sequence import open_sequence, validate_sequence
 from twinsim.sim import build_scene, record
 

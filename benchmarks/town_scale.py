@@ -53,11 +53,11 @@ def _world(preset: str, overrides: list[str], seed: int, empty: bool = False):
 def _pose_robot(world, scene, point) -> None:
     """Put the robot at a planned path point (a drone hovers; a car stands on its joints)."""
     if scene.robot.kind == "drone":
-        from twinsim.robots.drone import pose_to_qpos
+        from twinsim.robots.drone.spec import pose_to_qpos
 
         velocity = np.zeros(6)  # a free joint
     else:
-        from twinsim.robots.omni import pose_to_qpos
+        from twinsim.robots.omni.spec import pose_to_qpos
 
         velocity = np.zeros(3)  # planar joints x, y, yaw
     world.robot().set_state(pose_to_qpos(point.pos, point.yaw), velocity)
@@ -152,7 +152,7 @@ def main() -> None:
         "--json", type=Path, default=Path(__file__).parent / "results" / "town_scale.json"
     )
     args = parser.parse_args()
-    from twinsim.actors.town_traffic import VEHICLE_PREFIX
+    from twinsim.actors.traffic.in_town import VEHICLE_PREFIX
 
     load_before, t0 = os.getloadavg()[0], time.perf_counter()
     frames, geoms = {}, {}

@@ -19,10 +19,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from twinsim.actors.town_traffic import VEHICLE_PREFIX
+from twinsim.actors.traffic.in_town import VEHICLE_PREFIX
 from twinsim.config import load_config
 from twinsim.engine.backend import configure_backend
-from twinsim.robots.omni import pose_to_qpos
+from twinsim.robots.omni.spec import pose_to_qpos
 from twinsim.scene.sky import sky_level, sky_rgb
 from twinsim.sim import build_scene
 

@@ -23,7 +23,7 @@ from twinsim.model.scene import (  # noqa: E402
     SceneSpec,
 )
 from twinsim.model.sections import RenderConfig  # noqa: E402
-from twinsim.robots.drone import DroneSpec  # noqa: E402
+from twinsim.robots.drone.spec import DroneSpec  # noqa: E402
 from twinsim.sensors.kinds.camera import CameraConfig  # noqa: E402
 from twinsim.sensors.kinds.imu import ImuConfig  # noqa: E402
 from twinsim.sensors.rig import resolve_sensors  # noqa: E402

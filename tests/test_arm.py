@@ -13,9 +13,9 @@ from twinsim.config import load_config
 from twinsim.errors import ConfigError
 from twinsim.geometry import geoms_box, pose_to_T, quat_wxyz_to_matrix
 from twinsim.replay import replay
-from twinsim.robots.arm import JOINT_NAMES, JOINT_RANGES, TORQUE_LIMITS, arm_body
-from twinsim.robots.arm_controller import ArmDynamics, JointPath
-from twinsim.robots.arm_scan import ArmPlanError
+from twinsim.robots.arm.controller import ArmDynamics, JointPath
+from twinsim.robots.arm.scan import ArmPlanError
+from twinsim.robots.arm.spec import JOINT_NAMES, JOINT_RANGES, TORQUE_LIMITS, arm_body
 from twinsim.sequence import open_sequence, validate_sequence
 
 #: a short scan: a 60 degree arc at two elevations in the 5 s of a 4 s run (bootstrap included)

@@ -10,7 +10,7 @@ import pytest
 from twinsim import Session
 from twinsim.config import load_config
 from twinsim.geometry import ypr_to_matrices
-from twinsim.robots.commands import CommandError
+from twinsim.robots.common.commands import CommandError
 from twinsim.sequence import open_sequence, validate_sequence
 
 #: a scan plan (resolved also for a live arm) that fits the 5 s a live plan is given

@@ -17,9 +17,9 @@ from twinsim.config import load_config
 from twinsim.errors import PlanningError
 from twinsim.model.roads import LaneSpec, RoadNetworkSpec
 from twinsim.replay import replay
-from twinsim.robots.car import CarConfig, CarSpec, car_spec
-from twinsim.robots.car_controller import CarController
-from twinsim.robots.car_route import drawn_route, route_curve, shortest_route
+from twinsim.robots.car.controller import CarController
+from twinsim.robots.car.route import drawn_route, route_curve, shortest_route
+from twinsim.robots.car.spec import CarConfig, CarSpec, car_spec
 from twinsim.sequence import open_sequence, validate_sequence
 
 DRIVE_S = 12.0
@@ -148,7 +148,7 @@ def test_traffic_keeps_clear_of_the_car_box(drive):
     import shapely
 
     from twinsim.actors.flying import FlyingMotion
-    from twinsim.actors.vehicles import CLASSES
+    from twinsim.actors.traffic.vehicles import CLASSES
 
     seq = open_sequence(drive)
     spec = seq.scene.robots[0]
@@ -205,8 +205,8 @@ def test_the_carla_loc_preset_is_carla_locs_suite():
 def test_the_car_waits_at_red_lights_and_crosses_stop_lines_on_green():
     """A drive through a signalised town: wherever the car's front crosses a stop line on its
     route, that light is not red; and it did stop for at least one red light."""
-    from twinsim.robots.car_route import route_curve
-    from twinsim.robots.car_stops import route_stops
+    from twinsim.robots.car.route import route_curve
+    from twinsim.robots.car.stops import route_stops
     from twinsim.sim import build_scene
 
     overrides = ["robot.kind=car", "scene.preset=mid_city", "scene.block_size_m=[30.0,36.0]"]

@@ -108,7 +108,7 @@ def test_validate_and_info_on_missing_folder(tmp_path):
 def test_a_duration_past_the_longest_tour_says_how_long_it_may_be(tmp_path, monkeypatch):
     """Item 15: not "route does not converge (1000 legs)" but the field and its largest value
     (fewer legs here, so that the planner reaches its bound in a second)."""
-    import twinsim.robots.tour as tour
+    import twinsim.robots.common.tour as tour
 
     monkeypatch.setattr(tour, "MAX_LEGS", 8)
     out = tmp_path / "seq"

@@ -17,7 +17,7 @@ from twinsim.closedloop.metrics import MetricManager, metrics_dir
 from twinsim.closedloop.observations import RobotObservations
 from twinsim.closedloop.tasks import PointGoalTask, TaskInfo, body_yaw, task_rng
 from twinsim.config import load_config
-from twinsim.robots.commands import CommandError
+from twinsim.robots.common.commands import CommandError
 from twinsim.scene.vocabulary import class_id
 from twinsim.sequence.contacts import CONTACT_DTYPE, NO_PART
 from twinsim.sequence.validate import validate_sequence

@@ -24,10 +24,10 @@ import pytest
 from scipy.signal import butter, sosfiltfilt
 
 from twinsim.config import load_config
-from twinsim.robots.pose_joints import POSE_JOINTS
-from twinsim.robots.quadruped import FOOT_RADIUS_M, JOINT_NAMES, LEGS
-from twinsim.robots.quadruped_controller import trunk_rotation
-from twinsim.robots.quadruped_legs import leg_frames
+from twinsim.robots.common.pose_joints import POSE_JOINTS
+from twinsim.robots.quadruped.controller import trunk_rotation
+from twinsim.robots.quadruped.legs import leg_frames
+from twinsim.robots.quadruped.spec import FOOT_RADIUS_M, JOINT_NAMES, LEGS
 from twinsim.sequence import open_sequence
 
 IMU_HZ = 240

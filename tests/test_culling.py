@@ -7,7 +7,7 @@ import pytest
 
 from twinsim.config import load_config
 from twinsim.model.trajectory import Trajectory
-from twinsim.robots.drone import pose_to_qpos
+from twinsim.robots.drone.spec import pose_to_qpos
 from twinsim.sim import build_scene
 
 OVERRIDES = ["people.count=8", "flying_objects.count=4", "scene.min_rooms=4", "scene.max_rooms=4"]
@@ -106,7 +106,7 @@ def test_town_culling_leaves_out_most_of_the_town_and_keeps_every_pixel(gl_backe
     vehicles out of the car's camera; colour, depth and ids equal drawing everything."""
     from twinsim.engine.render import CameraRenderer
     from twinsim.engine.world import World
-    from twinsim.robots.omni import pose_to_qpos as planar_qpos
+    from twinsim.robots.omni.spec import pose_to_qpos as planar_qpos
 
     overrides = ["robot.kind=car", "traffic.vehicles=6", "sensors.cam0.far_m=25"]
     cfg = load_config("town", overrides, seed=1, duration_s=2.0)

@@ -16,7 +16,8 @@ from twinsim.errors import TwinsimError
 from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS, SENSORS
 from twinsim.replay import replay
-from twinsim.robots.diff_drive import (
+from twinsim.robots.diff_drive.robot import DEFAULT_WHEEL_RADIUS_M, DiffDrive
+from twinsim.robots.diff_drive.spec import (
     FOOTPRINT_RADIUS_M,
     POSE_JOINTS,
     UNDERSIDE_M,
@@ -24,7 +25,6 @@ from twinsim.robots.diff_drive import (
     camera_pos,
     shape,
 )
-from twinsim.robots.diff_drive_robot import DEFAULT_WHEEL_RADIUS_M, DiffDrive
 from twinsim.scene.free_space import build_free_space, floor_region
 from twinsim.sensors.kinds.wheel_odometry import WheelOdometry
 from twinsim.sequence import open_sequence, validate_sequence

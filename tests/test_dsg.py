@@ -23,9 +23,9 @@ from twinsim.dsg import (
     sequence_graph,
 )
 from twinsim.errors import SequenceError
-from twinsim.scene.apartment import generate_apartment
-from twinsim.scene.apartment_generator import ApartmentConfig
 from twinsim.scene.vocabulary import CLASS_ID
+from twinsim.scene.worlds.apartment.config import ApartmentConfig
+from twinsim.scene.worlds.apartment.generator import generate_apartment
 from twinsim.sequence import open_sequence
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from conftest import make_robot
 from twinsim.dsg import HierarchicalPlanner, NoPathError, build_scene_graph, free_grid, plan_flat
-from twinsim.scene.apartment import generate_apartment
-from twinsim.scene.apartment_generator import ApartmentConfig
+from twinsim.scene.worlds.apartment.config import ApartmentConfig
+from twinsim.scene.worlds.apartment.generator import generate_apartment
 
 CLEAR = 0.25
 

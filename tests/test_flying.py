@@ -22,10 +22,10 @@ from twinsim.actors.flying import (
 from twinsim.config import TwinsimConfig, load_config
 from twinsim.model.scene import FlyingObjectSpec, Keyframe, PathPoint
 from twinsim.model.sections import FlyingObjectsConfig
-from twinsim.scene.apartment import generate_apartment
 from twinsim.scene.free_space import FloorRegion, floor_region
 from twinsim.scene.furniture.kit import geoms_bounds
 from twinsim.scene.layout import room_rect
+from twinsim.scene.worlds.apartment.generator import generate_apartment
 from twinsim.sensors.rig import resolve_sensors
 
 DURATION = 20.0

@@ -13,12 +13,12 @@ from twinsim.config import TwinsimConfig, load_config
 from twinsim.errors import ConfigError
 from twinsim.model.scene import GeomSpec, ObjectSpec
 from twinsim.registries import GENERATORS
-from twinsim.scene.apartment import generate_apartment
-from twinsim.scene.apartment_generator import ApartmentConfig
 from twinsim.scene.free_space import FloorRegion, FreeSpaceError, build_free_space, floor_region
 from twinsim.scene.generators import WorldGenerator
 from twinsim.scene.layout import room_rect
-from twinsim.scene.warehouse import WarehouseConfig
+from twinsim.scene.worlds.apartment.config import ApartmentConfig
+from twinsim.scene.worlds.apartment.generator import generate_apartment
+from twinsim.scene.worlds.warehouse.generator import WarehouseConfig
 
 
 def test_the_registry_holds_the_apartment_and_the_warehouse():

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 from conftest import path_smoothness
-from twinsim.actors import lane_change
-from twinsim.actors.lane_paths import lane_paths, lanes_along
-from twinsim.actors.traffic import DT_S, TrafficSim, simulate_traffic
-from twinsim.actors.traffic_clear import EgoTrack, _footprint
-from twinsim.actors.traffic_state import SimVehicle
-from twinsim.actors.vehicles import CLASSES
+from twinsim.actors.traffic import lane_change
+from twinsim.actors.traffic.clear import EgoTrack, _footprint
+from twinsim.actors.traffic.lane_paths import lane_paths, lanes_along
+from twinsim.actors.traffic.simulation import DT_S, TrafficSim, simulate_traffic
+from twinsim.actors.traffic.state import SimVehicle
+from twinsim.actors.traffic.vehicles import CLASSES
 from twinsim.model.roads import LaneSpec, RoadNetworkSpec
-from twinsim.scene.town import TownConfig, generate_town
+from twinsim.scene.worlds.town.generator import TownConfig, generate_town
 
 LANE_W = 3.5
 LENGTH = 400.0

@@ -30,10 +30,11 @@ def _imports(path: Path) -> tuple[set[str], set[str]]:
 def test_actor_modules_import_each_other_one_way():
     """No module in actors/ imports another inside a function (a hidden cycle) or in a cycle."""
     graph = {}
-    for path in sorted((SRC / "actors").glob("*.py")):
+    for path in sorted((SRC / "actors").rglob("*.py")):
         top, nested = _imports(path)
         assert not {n for n in nested if n.startswith("twinsim.actors")}, path.name
-        graph[f"twinsim.actors.{path.stem}"] = {n for n in top if n.startswith("twinsim.actors.")}
+        name = ".".join(path.relative_to(SRC.parent).with_suffix("").parts)
+        graph[name] = {n for n in top if n.startswith("twinsim.actors.")}
     done: set[str] = set()
 
     def visit(module: str, chain: tuple[str, ...]) -> None:

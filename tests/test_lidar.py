@@ -221,7 +221,7 @@ def live_world(gl_backend):
 
 
 def _pose(world, pos, t: float) -> None:
-    from twinsim.robots.drone import pose_to_qpos
+    from twinsim.robots.drone.spec import pose_to_qpos
 
     world.robot().set_state(pose_to_qpos(np.asarray(pos), 0.0), np.zeros(6))
     world.pose_actors(t)

@@ -17,8 +17,8 @@ from twinsim.geometry import pose_to_T
 from twinsim.model.body import BodySpec, LinkGeomSpec, LinkSpec
 from twinsim.model.sections import RenderConfig
 from twinsim.registries import ROBOTS
-from twinsim.robots.drone import DroneSpec
-from twinsim.robots.drone_robot import Drone
+from twinsim.robots.drone.robot import Drone
+from twinsim.robots.drone.spec import DroneSpec
 from twinsim.scene.vocabulary import class_id
 from twinsim.sensors.kinds.lidar import LidarConfig, lidar_spec
 from twinsim.sensors.lidar import LidarScanner, beam_directions

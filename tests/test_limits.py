@@ -1,11 +1,11 @@
-"""Commands a controller clamps are counted (`twinsim.robots.limits`), and a run's metadata
+"""Commands a controller clamps are counted (`twinsim.robots.common.limits`), and a run's metadata
 reports them robot by robot (`commands_clamped`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from twinsim.robots.limits import ClampedCommands
+from twinsim.robots.common.limits import ClampedCommands
 
 
 def test_clip_is_np_clip_and_counts_each_step_outside():

@@ -13,7 +13,8 @@ from twinsim.config import load_config
 from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS
 from twinsim.replay import replay
-from twinsim.robots.omni import (
+from twinsim.robots.omni.robot import Omni
+from twinsim.robots.omni.spec import (
     BODY_Z_M,
     CAMERA_HEIGHT_M,
     CAMERA_POS,
@@ -21,7 +22,6 @@ from twinsim.robots.omni import (
     JOINT_NAMES,
     SHAPE,
 )
-from twinsim.robots.omni_robot import Omni
 from twinsim.scene.free_space import build_free_space, floor_region
 from twinsim.sensors.rig import resolve_sensors
 from twinsim.sequence import open_sequence, validate_sequence

@@ -33,9 +33,9 @@ from twinsim.errors import ConfigError
 from twinsim.geometry import quat_wxyz_to_matrix
 from twinsim.model.scene import GeomSpec, ObjectSpec, PersonSpec, RoomSpec
 from twinsim.model.sections import PeopleConfig
-from twinsim.scene.apartment import generate_apartment
 from twinsim.scene.free_space import FloorRegion
 from twinsim.scene.seats import SEATING_CLASSES, find_seats
+from twinsim.scene.worlds.apartment.generator import generate_apartment
 
 DURATION = 6.0
 TEST_DT = 1.0 / 120.0

@@ -16,8 +16,7 @@ import shapely
 from twinsim.errors import TwinsimError
 from twinsim.model.scene import DoorSpec, GeomSpec, ObjectSpec, PathPoint, RoomSpec
 from twinsim.model.trajectory import Curve, MotionLimits, Trajectory, parametrize
-from twinsim.robots.drone import DroneConfig
-from twinsim.robots.planner import (
+from twinsim.robots.common.planner import (
     FlightPlan,
     PlannerOptions,
     PlanningError,
@@ -25,6 +24,7 @@ from twinsim.robots.planner import (
     plan_flight,
     smooth_path,
 )
+from twinsim.robots.drone.spec import DroneConfig
 from twinsim.scene.free_space import FloorRegion, build_free_space
 
 WALL_H = 2.7
@@ -447,7 +447,7 @@ def test_a_tour_too_long_for_its_legs_says_the_longest_duration_that_plans(monke
     gives the longest duration they allow, and 90 % of it plans."""
     import re
 
-    import twinsim.robots.tour as tour
+    import twinsim.robots.common.tour as tour
 
     monkeypatch.setattr(tour, "MAX_LEGS", 8)
     scene = four_rooms()
@@ -461,7 +461,7 @@ def test_a_tour_too_long_for_its_legs_says_the_longest_duration_that_plans(monke
 
 def test_a_route_that_runs_out_of_legs_before_its_rooms_says_so(monkeypatch) -> None:
     """Long enough but short of rooms: the duration is not blamed."""
-    import twinsim.robots.tour as tour
+    import twinsim.robots.common.tour as tour
 
     monkeypatch.setattr(tour, "MAX_LEGS", 1)
     with pytest.raises(PlanningError, match=r"enters [12] of the 4 rooms it must visit in 1 legs"):

@@ -15,16 +15,16 @@ from twinsim.config import load_config
 from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS
 from twinsim.replay import replay
-from twinsim.robots.pose_joints import POSE_JOINTS
-from twinsim.robots.quadruped import (
+from twinsim.robots.common.pose_joints import POSE_JOINTS
+from twinsim.robots.quadruped.controller import SETPOINT_COLUMNS, WAIT_M, trunk_rotation
+from twinsim.robots.quadruped.legs import foot_positions, leg_frames, leg_ik
+from twinsim.robots.quadruped.spec import (
     CAMERA_POS,
     FOOT_RADIUS_M,
     JOINT_NAMES,
     LEGS,
     TORQUE_LIMITS,
 )
-from twinsim.robots.quadruped_controller import SETPOINT_COLUMNS, WAIT_M, trunk_rotation
-from twinsim.robots.quadruped_legs import foot_positions, leg_frames, leg_ik
 from twinsim.sequence import open_sequence, validate_sequence
 
 OVERRIDES = [

@@ -14,8 +14,6 @@ from shapely.ops import unary_union
 
 from conftest import make_robot
 from twinsim.model.scene import ObjectSpec, RoomSpec, SceneSpec, TextureSpec
-from twinsim.scene.apartment import ApartmentLayout, generate_apartment
-from twinsim.scene.apartment_generator import ApartmentConfig
 from twinsim.scene.furniture.kit import geoms_bounds, object_footprint
 from twinsim.scene.layout import (
     WALL_THICKNESS,
@@ -27,6 +25,8 @@ from twinsim.scene.layout import (
 )
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
+from twinsim.scene.worlds.apartment.config import ApartmentConfig
+from twinsim.scene.worlds.apartment.generator import ApartmentLayout, generate_apartment
 
 SEEDS = range(5)
 STRUCTURE = {"wall", "floor", "ceiling", "door_frame"}

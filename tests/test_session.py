@@ -16,8 +16,8 @@ from twinsim.closedloop import EpisodeEndedError
 from twinsim.config import load_config
 from twinsim.errors import ConfigError
 from twinsim.replay import replay
-from twinsim.robots.commands import CommandError
-from twinsim.robots.live_reference import BaseLimits, LiveJoints, LiveReference
+from twinsim.robots.common.commands import CommandError
+from twinsim.robots.common.live_reference import BaseLimits, LiveJoints, LiveReference
 from twinsim.sequence import open_sequence, validate_sequence
 
 

@@ -13,8 +13,8 @@ import pytest
 from twinsim.assemble import ROBOT_START_GAP_M
 from twinsim.config import load_config
 from twinsim.registries import ROBOTS
-from twinsim.robots.omni import BODY_Z_M, CAMERA_HEIGHT_M, CAMERA_POS
-from twinsim.robots.omni_robot import Omni
+from twinsim.robots.omni.robot import Omni
+from twinsim.robots.omni.spec import BODY_Z_M, CAMERA_HEIGHT_M, CAMERA_POS
 from twinsim.sequence import open_sequence, validate_sequence
 
 TEAM = {"uav1": "drone", "uav2": "drone", "ugv": "omni"}

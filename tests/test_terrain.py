@@ -10,8 +10,8 @@ import shapely
 from conftest import make_robot
 from twinsim.scene.free_space import geom_footprint
 from twinsim.scene.terrain import heights, surface_z, terrain_mesh
-from twinsim.scene.town import PRESETS, TownConfig, generate_town
 from twinsim.scene.vocabulary import CLASS_ID
+from twinsim.scene.worlds.town.generator import PRESETS, TownConfig, generate_town
 
 
 def _rural(**fields) -> TownConfig:

@@ -19,9 +19,9 @@ import shapely
 from conftest import make_robot
 from twinsim.model.scene import SceneSpec
 from twinsim.scene.free_space import floor_region, geom_footprint
-from twinsim.scene.town import PRESETS, TownConfig, generate_town
-from twinsim.scene.town_buildings import SIDEWALK_Z
-from twinsim.scene.town_network import RING_R
+from twinsim.scene.worlds.town.buildings import SIDEWALK_Z
+from twinsim.scene.worlds.town.generator import PRESETS, TownConfig, generate_town
+from twinsim.scene.worlds.town.network import RING_R
 
 SMALL = {"blocks_x": 2, "blocks_y": 2, "texture_size": 16}
 PRESET_NAMES = tuple(PRESETS)
@@ -229,7 +229,7 @@ def test_the_sky_fills_only_what_no_geom_covers_and_dims_at_night(gl_backend):
     from twinsim.engine.look import Look
     from twinsim.engine.render import CameraRenderer
     from twinsim.engine.world import World
-    from twinsim.robots.omni import pose_to_qpos
+    from twinsim.robots.omni.spec import pose_to_qpos
     from twinsim.scene.sky import sky_level
     from twinsim.sim import build_scene
 
@@ -282,7 +282,7 @@ def test_street_lamps_light_the_night_and_their_glass_glows(gl_backend):
     from twinsim.model.roads import VEHICLE_LAMP_MATERIALS
     from twinsim.replay.light import look_for, relight
     from twinsim.replay.variations import LightPreset, LightVariation
-    from twinsim.robots.omni import pose_to_qpos
+    from twinsim.robots.omni.spec import pose_to_qpos
     from twinsim.scene.sky import lamps_on
     from twinsim.sim import build_scene
 
@@ -488,7 +488,7 @@ def test_cycles_lights_every_street_lamp_and_headlamp_at_night(gl_backend, tmp_p
     from twinsim.render.cycles.settings import CyclesSettings
     from twinsim.replay.light import look_for, relight
     from twinsim.replay.variations import LightPreset, LightVariation
-    from twinsim.robots.omni import pose_to_qpos
+    from twinsim.robots.omni.spec import pose_to_qpos
     from twinsim.sensors.camera import intrinsics
     from twinsim.sim import build_scene
 

@@ -21,12 +21,12 @@ import shapely
 from twinsim.actors.flying import FlyingMotion
 from twinsim.actors.motion import motion_for
 from twinsim.actors.pedestrians import WALKER_PREFIX
-from twinsim.actors.traffic import DT_S, KEY_EVERY, simulate_traffic
-from twinsim.actors.vehicles import CLASSES
+from twinsim.actors.traffic.simulation import DT_S, KEY_EVERY, simulate_traffic
+from twinsim.actors.traffic.vehicles import CLASSES
 from twinsim.assemble import build_scene
 from twinsim.config import load_config
 from twinsim.registries import ROBOTS
-from twinsim.scene.town import TownConfig, generate_town
+from twinsim.scene.worlds.town.generator import TownConfig, generate_town
 
 WEIGHTS = {"car": 0.6, "van": 0.15, "truck": 0.1, "bus": 0.1, "bicycle": 0.05}
 TOWN = ("traffic.vehicles=18", "traffic.walkers=10")

@@ -12,7 +12,7 @@ from test_user_robot import ARM_URDF, PAN_TILT_MJCF, _write
 from twinsim import Session
 from twinsim.config import load_config
 from twinsim.replay import replay
-from twinsim.robots.commands import CommandError
+from twinsim.robots.common.commands import CommandError
 from twinsim.sequence import open_sequence, validate_sequence
 
 

@@ -18,11 +18,11 @@ from twinsim.config import load_config
 from twinsim.model.scene import SceneSpec
 from twinsim.model.sections import FlyingObjectsConfig, PeopleConfig
 from twinsim.model.trajectory import Trajectory
-from twinsim.robots.drone import DroneConfig, pose_to_qpos
-from twinsim.robots.planner import plan_flight
+from twinsim.robots.common.planner import plan_flight
+from twinsim.robots.drone.spec import DroneConfig, pose_to_qpos
 from twinsim.scene.free_space import floor_region
 from twinsim.scene.vocabulary import CLASS_ID, SEMANTIC_CLASSES
-from twinsim.scene.warehouse import WarehouseConfig, generate_warehouse
+from twinsim.scene.worlds.warehouse.generator import WarehouseConfig, generate_warehouse
 
 SMALL = {
     "length_m": (14.0, 15.0),

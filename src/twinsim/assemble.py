@@ -29,7 +29,7 @@ from twinsim.actors.placement import (
     place_people,
 )
 from twinsim.actors.population import generate_people
-from twinsim.actors.town_traffic import PlannedBox, make_town_traffic
+from twinsim.actors.traffic.in_town import PlannedBox, make_town_traffic
 from twinsim.actors.yielding import RobotTrack, yield_times, yield_to_robots
 from twinsim.config import TwinsimConfig
 from twinsim.errors import ConfigError, PlanningError
@@ -47,7 +47,7 @@ from twinsim.model.scene import (
 )
 from twinsim.model.sections import FlyingObjectsConfig, PeopleConfig
 from twinsim.registries import GENERATORS, ROBOTS
-from twinsim.robots.arm_scan import ArmPlanError
+from twinsim.robots.arm.scan import ArmPlanError
 from twinsim.scene.free_space import FreeSpaceError, floor_region
 from twinsim.scene.generators import Layout
 from twinsim.sensors.rig import resolve_sensors

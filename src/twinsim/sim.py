@@ -18,7 +18,7 @@ import numpy as np
 from twinsim._numerics import numerics
 from twinsim._version import __version__
 from twinsim.actors.pedestrians import WALKER_PREFIX
-from twinsim.actors.town_traffic import VEHICLE_PREFIX
+from twinsim.actors.traffic.in_town import VEHICLE_PREFIX
 from twinsim.assemble import build_scene
 from twinsim.checkpoint import Checkpoint, LoggedStates, write_checkpoint
 from twinsim.config import TwinsimConfig
@@ -253,7 +253,7 @@ def _fly(
 
 def clamped_report(drives) -> dict[str, dict]:
     """Robot name → the commands its controller clamped to the robot's limits
-    (`twinsim.robots.limits`; empty where none was, or the controller does not count)."""
+    (`twinsim.robots.common.limits`; empty where none was, or the controller does not count)."""
     reports = {}
     for name, _, controller in drives:
         clamped = getattr(controller, "clamped", None)

@@ -9,7 +9,7 @@ long enough; playback walks it forward and back (GRADE's ping-pong). A crossing 
 when, for the whole time it takes plus `CROSS_MARGIN_S` either side, every light guarding a
 lane it crosses is red and the ego stays `EGO_CLEAR_M` from it; else the walker waits at the
 kerb (a `HumanMotionSpec` pause) until the next such moment. Crossings without lights are
-taken at once; vehicles give way there (`twinsim.actors.traffic`).
+taken at once; vehicles give way there (`twinsim.actors.traffic.simulation`).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from twinsim.config import TwinsimConfig, load_config
 from twinsim.engine.backend import configure_backend
 from twinsim.errors import ConfigError
 from twinsim.registries import ROBOTS
-from twinsim.robots.commands import CommandError
+from twinsim.robots.common.commands import CommandError
 
 #: id → (class, keyword arguments)
 ENV_IDS = {

@@ -26,7 +26,7 @@ import numpy as np
 from twinsim._version import __version__
 from twinsim.closedloop.observations import Events, Observations, RobotObservations, Table
 from twinsim.errors import TwinsimError
-from twinsim.robots.commands import CommandSpace
+from twinsim.robots.common.commands import CommandSpace
 from twinsim.sequence.frames import CameraFrame
 from twinsim.sequence.scans import LidarScan
 from twinsim.sequence.stream_writers import json_default

@@ -27,7 +27,7 @@ from twinsim.closedloop.observations import Events, Observations, RobotObservati
 from twinsim.closedloop.session import Session
 from twinsim.errors import TwinsimError
 from twinsim.registries import ROBOTS
-from twinsim.robots.commands import CommandError, CommandSpace
+from twinsim.robots.common.commands import CommandError, CommandSpace
 
 #: the longest the loop waits on its socket before looking again (for `stop`, an idle server)
 _MAX_POLL_S = 0.5

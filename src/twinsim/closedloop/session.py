@@ -25,7 +25,7 @@ from twinsim.errors import ConfigError, TwinsimError
 from twinsim.model.scene import SceneSpec
 from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.registries import ROBOTS
-from twinsim.robots.commands import CommandError, CommandSpace
+from twinsim.robots.common.commands import CommandError, CommandSpace
 from twinsim.sequence import SequenceWriter
 from twinsim.sim import build_metadata, clamped_report, step_range
 

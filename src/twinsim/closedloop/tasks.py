@@ -22,7 +22,6 @@ from twinsim.closedloop.metrics import Metric, default_metrics
 from twinsim.closedloop.observations import Observations
 from twinsim.configmodel import ConfigModel
 from twinsim.errors import TwinsimError
-from twinsim.robots.base import DEFAULT_FOOTPRINT_RADIUS_M
 from twinsim.scene.free_space import FreeSpace, build_free_space, floor_region
 
 #: spawn key of the task's random stream, apart from the world's streams of the same seed
@@ -228,7 +227,7 @@ class PointGoalTask:
     def _free_space(self, scene, spec) -> FreeSpace:
         """The free space of the robot's centre: obstacles in the height band, kept at its
         footprint radius plus the margin."""
-        radius = float(getattr(spec, "footprint_radius_m", DEFAULT_FOOTPRINT_RADIUS_M))
+        radius = spec.footprint_radius()
         low, high = self.config.band_m
         return build_free_space(
             floor_region(scene),

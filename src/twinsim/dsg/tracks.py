@@ -10,7 +10,7 @@ import numpy as np
 
 from twinsim.actors.flying import FlyingMotion
 from twinsim.actors.motion import motion_for
-from twinsim.actors.vehicles import CLASSES as VEHICLE_CLASSES
+from twinsim.actors.traffic.vehicles import CLASSES as VEHICLE_CLASSES
 from twinsim.dsg.errors import DsgError
 from twinsim.model.scene import SceneSpec
 from twinsim.sequence.reader import SequenceReader

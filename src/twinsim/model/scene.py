@@ -181,6 +181,15 @@ class RobotSpec(FrozenSpec):
     start_yaw: float
     path: tuple[PathPoint, ...] = ()
 
+    def footprint_radius(self) -> float:
+        """The radius of a circle about the body frame that holds the robot's footprint, which
+        planning, people and traffic keep clear of; a ground kind's spec says its own."""
+        return DEFAULT_FOOTPRINT_RADIUS_M
+
+
+#: the footprint radius of a robot whose spec does not say it (a drone, a user's robot file)
+DEFAULT_FOOTPRINT_RADIUS_M = 0.3
+
 
 def _robot_spec_model(entry) -> type[RobotSpec]:
     return entry.spec_model

@@ -22,8 +22,8 @@ from twinsim.closedloop.observations import Observations, first_camera
 from twinsim.closedloop.session import Session
 from twinsim.config import TwinsimConfig
 from twinsim.registries import ROBOTS
-from twinsim.robots.commands import CommandSpace
-from twinsim.robots.live_reference import BaseLimits
+from twinsim.robots.common.commands import CommandSpace
+from twinsim.robots.common.live_reference import BaseLimits
 
 #: spawn key of a navigator's random stream, apart from the world's and the task's
 _NAVIGATOR_STREAM = 0x4E41

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from twinsim.robots.commands import CommandSpace
-from twinsim.robots.live_reference import BaseLimits
+from twinsim.robots.common.commands import CommandSpace
+from twinsim.robots.common.live_reference import BaseLimits
 
 TURN_IN_PLACE_RAD = math.radians(40.0)  # a unicycle turns on the spot beyond this heading error
 YAW_GAIN = 2.0  # 1/s: yaw rate per radian of heading error

@@ -25,7 +25,6 @@ from twinsim.closedloop.tasks import _grid_graph, body_yaw
 from twinsim.navigation.api import NavContext
 from twinsim.navigation.follower import PathFollower
 from twinsim.navigation.occupancy import OCCUPIED, OccupancyGrid, disc, frontier
-from twinsim.robots.base import DEFAULT_FOOTPRINT_RADIUS_M
 from twinsim.sensors.camera import intrinsics
 
 STUCK_S = 5.0  # a target is dropped when the robot moved less than STUCK_M in this long
@@ -62,7 +61,7 @@ class FrontierExplorer:
         cam = context.camera_config
         self.K = intrinsics(cam.width, cam.height, cam.hfov_deg)
         self.radius_m = float(
-            getattr(context.spec, "footprint_radius_m", DEFAULT_FOOTPRINT_RADIUS_M)
+            context.spec.footprint_radius()
         )
         self.follower = PathFollower(context.limits, context.command_space, lookahead_m=0.3)
         self.map, self.path, self.target = None, None, None

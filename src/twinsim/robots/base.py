@@ -26,7 +26,7 @@ from twinsim.model.body import BodySpec
 from twinsim.model.scene import RobotSpec
 from twinsim.model.trajectory import Trajectory, planned_reference
 from twinsim.registries import SENSOR_CONFIG
-from twinsim.robots.commands import (
+from twinsim.robots.common.commands import (
     PLANAR_VELOCITY,
     PLANAR_WAYPOINT,
     SPATIAL_VELOCITY,
@@ -35,15 +35,13 @@ from twinsim.robots.commands import (
     CommandError,
     CommandSpace,
 )
-from twinsim.robots.live_reference import BaseLimits, LiveController, LiveReference
+from twinsim.robots.common.live_reference import BaseLimits, LiveController, LiveReference
 
 #: the streams every robot records besides its sensors'
 ROBOT_STREAMS = ("groundtruth_body", "odometry", "joint_states", "robot_state", "contacts")
 SENSOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 #: (N, 2) world x, y → (N,) bool: where a robot may start (e.g. clear of people's traces)
 StartFilter = Callable[[np.ndarray], np.ndarray]
-#: the footprint radius of a kind whose spec does not say it (a user's robot file)
-DEFAULT_FOOTPRINT_RADIUS_M = 0.3
 
 
 class RobotConfig(ConfigModel):
@@ -153,7 +151,7 @@ class Robot(ABC):
         raise NotImplementedError(f"robot kind {self.kind!r} has no path follower")
 
     def command_space(self, spec: RobotSpec) -> CommandSpace:
-        """The live commands this robot takes (`twinsim.robots.commands`): velocity and
+        """The live commands this robot takes (`twinsim.robots.common.commands`): velocity and
         waypoint for a mobile base, by what the base can do; none by default."""
         limits = self.base_limits(spec)
         if limits is None:
@@ -177,13 +175,13 @@ class Robot(ABC):
         the radius of a circle about that point holding its footprint, so people can keep
         clear of it (`twinsim.actors.yielding`). By default the planned `path` (its end held
         after it ends; the start position where there is none: a fixed base) and the spec's
-        `footprint_radius_m` (the ground kinds' field), else `DEFAULT_FOOTPRINT_RADIUS_M`."""
+        `footprint_radius()`."""
         t = np.asarray(t_s, dtype=float)
         if len(spec.path) >= 2:
             xy = Trajectory.from_path_points(spec.path).sample(t).pos[:, :2]
         else:
             xy = np.tile(np.asarray(spec.start_pos[:2], dtype=float), (len(t), 1))
-        return xy, float(getattr(spec, "footprint_radius_m", DEFAULT_FOOTPRINT_RADIUS_M))
+        return xy, spec.footprint_radius()
 
     def planned_extent(self, spec: RobotSpec) -> tuple[float, float]:
         """Half the length and half the width of the robot's footprint about the point

@@ -2,13 +2,13 @@
 import and one line per kind."""
 
 from twinsim.registries import ROBOTS
-from twinsim.robots.arm_robot import Arm
-from twinsim.robots.car_robot import Car
-from twinsim.robots.diff_drive_robot import DiffDrive
-from twinsim.robots.drone_robot import Drone
-from twinsim.robots.omni_robot import Omni
-from twinsim.robots.quadruped_robot import Quadruped
-from twinsim.robots.user_model_robot import Mjcf, Urdf
+from twinsim.robots.arm.robot import Arm
+from twinsim.robots.car.robot import Car
+from twinsim.robots.diff_drive.robot import DiffDrive
+from twinsim.robots.drone.robot import Drone
+from twinsim.robots.omni.robot import Omni
+from twinsim.robots.quadruped.robot import Quadruped
+from twinsim.robots.user_model.robot import Mjcf, Urdf
 
 ROBOTS.register(Drone.kind, Drone())
 ROBOTS.register(Omni.kind, Omni())

@@ -1,0 +1,1 @@
+"""The `car` kind: a saloon on a dynamic bicycle model, routed over a town's lanes."""

@@ -1,0 +1,1 @@
+"""The `drone` kind: a quadrotor with its flight controller, flying planned tours."""

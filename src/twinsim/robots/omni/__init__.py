@@ -1,0 +1,1 @@
+"""The `omni` kind: a planar omnidirectional base on PID control."""

@@ -1,0 +1,1 @@
+"""The built-in world generators, one folder each (registered by `twinsim.scene.builtin`)."""

@@ -1,0 +1,1 @@
+"""The `apartment` generator: GRADE-style furnished rooms joined by doors."""

@@ -1,0 +1,1 @@
+"""The `town` generator: a road grid with lanes, junctions, buildings, props and hills."""

@@ -1,0 +1,1 @@
+"""The `warehouse` generator: racks of pallets in aisles under high lights."""

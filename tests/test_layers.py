@@ -61,3 +61,21 @@ def test_every_command_lives_in_commands():
     assert modules and all(m.startswith("twinsim.commands.") for m in modules), modules
     names = [c.name for c in app.registered_commands]
     assert names[:5] == ["run", "validate", "info", "preview", "presets"]
+
+
+def test_the_floors_in_the_architecture_page_are_the_enforced_ones():
+    """docs/architecture.md lists the floors `lint-imports` enforces, in the same order, and
+    every top-level module and package of twinsim stands on one of them."""
+    import re
+    import tomllib
+
+    root = SRC.parent.parent
+    contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = next(c for c in contracts["contracts"] if c["type"] == "layers")["layers"]
+    page = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    listed = re.search(r"<!-- floors: top to bottom -->\n```\n(.*?)\n```", page, re.S)
+    assert listed and listed.group(1).splitlines() == layers
+    on_a_floor = {name.strip() for floor in layers for name in floor.split("|")}
+    tops = {p.stem for p in SRC.glob("*.py") if p.stem != "__init__"}
+    tops |= {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
+    assert tops == on_a_floor

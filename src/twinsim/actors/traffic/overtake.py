@@ -26,7 +26,7 @@ It starts only if all of it holds:
   `lane_change.EGO_BEHIND_M` behind it to the pass's end) while the pass lasts plus
   `ONCOMING_MARGIN_S`: a robot does not brake for traffic.
 
-Both moves reuse the lane change's shape (`traffic_state.Shift`, `lane_change.CHANGE_TIME_S`
+Both moves reuse the lane change's shape (`state.Shift`, `lane_change.CHANGE_TIME_S`
 of the speed, at least `lane_change.MIN_CHANGE_M`), and while one is under way the vehicle's
 desired speed is capped at the move's length over `CHANGE_TIME_S` (it holds its speed), so the
 lateral acceleration stays ≤ 1.3 m/s². Once the vehicle is `SIDE_MARGIN_M` clear

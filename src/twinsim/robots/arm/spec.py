@@ -140,7 +140,7 @@ class ArmConfig(RobotConfig):
     `scan_radius_m` from the centre of the chosen object's top, sweeping `arc_span_deg` of
     azimuth at each of `elevations_deg` (one pass each, back and forth) over the run, no joint
     faster than `max_joint_speed_dps`; every link keeps `clearance_m` from the furniture.
-    `pedestal_height_m` None puts the shoulder 0.2 m above the top (`arm_scan`).
+    `pedestal_height_m` None puts the shoulder 0.2 m above the top (`scan.py`).
     """
 
     kind: Literal["arm"] = "arm"

@@ -10,7 +10,7 @@ fought)
 damping), within ±max steer; drive force m·(a_ref + k_v·(v_ref − v) − k_s·e_s) plus the
 resistance it must overcome, within the tyres' grip. The reference itself is the human-like
 part: a speed profile limited in acceleration, lateral acceleration and jerk
-(`car_robot.plan_route_drive`), so the IMU sees smooth motion.
+(`robot.plan_route_drive`), so the IMU sees smooth motion.
 
 Tyres: each axle's lateral force is its cornering stiffness × its slip angle (the angle of
 the wheel's velocity off its heading, with the speed under it regularised below `SLIP_V_MPS`

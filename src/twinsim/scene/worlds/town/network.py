@@ -1,4 +1,4 @@
-"""The town's road plan (`town_roads.py`) as `RoadNetworkSpec` data: an intersection square at
+"""The town's road plan (`roads.py`) as `RoadNetworkSpec` data: an intersection square at
 every grid node, lanes between the squares, connectors across them (straight, left, right; a
 U-turn at a dead end; arcs round a mini roundabout), traffic lights at signalised nodes whose
 crossing directions alternate, crosswalks across every approach, sidewalks ringing each block.

@@ -1,7 +1,7 @@
 """The town's road grid as a plan: a jittered grid of two-way roads (some interior road pieces
 dropped so that neighbouring blocks merge), its nodes and road pieces, the blocks between them,
 and a highway with its ramps or a winding road beyond where the preset has one.
-`town_network.py` turns the plan into `RoadNetworkSpec` data.
+`network.py` turns the plan into `RoadNetworkSpec` data.
 
 A grid line is one road: all its pieces have the same lanes per direction, parking strip and
 speed limit, so a node's square is as wide as the road crossing it. Every point is in world

@@ -83,8 +83,8 @@ def test_a_sequence_with_lidar_and_events_matches_itself(sensor_runs):
     n_points = sum(len(scan) for scan in seq.lidar("lidar0"))
     n_events = len(seq.events("ev0"))
     result = compare_sequences(a, a)
-    assert not {"lidar0", "ev0"} & set(result["tables"])
-    lidar, events = result["lidars"]["lidar0"], result["event_cameras"]["ev0"]
+    assert not {"lidar0", "ev0"} & set(result.tables)
+    lidar, events = result.lidars["lidar0"], result.event_cameras["ev0"]
     assert lidar["identical"] and lidar["scans"] == 3
     assert lidar["points"] == {"a": n_points, "b": n_points} and lidar["beams_in_both"] == n_points
     assert lidar["returns_only_in_a"] == lidar["returns_only_in_b"] == 0
@@ -107,7 +107,7 @@ def test_the_twin_without_people_differs_where_they_were(sensor_runs):
     a, b = sensor_runs
     seq_a, seq_b = open_sequence(a), open_sequence(b)
     result = compare_sequences(a, b)
-    lidar = result["lidars"]["lidar0"]
+    lidar = result.lidars["lidar0"]
     assert not lidar["identical"] and lidar["scans"] == 3
     assert all(lidar["pose"][axis]["max_abs"] == 0.0 for axis in AXES)  # the same motion
     # indoors every ray returns, so both write the same beams in the same (firing) order
@@ -127,7 +127,7 @@ def test_the_twin_without_people_differs_where_they_were(sensor_runs):
     assert lidar["range_max_abs_m"] == pytest.approx(largest) and largest > 0.1
     assert lidar["range_mae_m"]["max"] == pytest.approx(max(mae))
     assert lidar["range_mae_m"]["mean"] == pytest.approx(np.mean(mae))
-    events = result["event_cameras"]["ev0"]
+    events = result.event_cameras["ev0"]
     n_a, n_b = len(seq_a.events("ev0")), len(seq_b.events("ev0"))
     assert not events["identical"] and events["events"] == {"a": n_a, "b": n_b}
     assert n_b < n_a  # without people and flying objects fewer edges move
@@ -135,7 +135,7 @@ def test_the_twin_without_people_differs_where_they_were(sensor_runs):
     assert events["shared_events"] + events["events_only_in_a"] == n_a
     assert events["shared_events"] + events["events_only_in_b"] == n_b
     assert 0.0 < events["pixel_count_difference"] <= 1.0
-    assert result["tables"]["imu0"]["max_abs_difference"] == 0.0
+    assert result.tables["imu0"]["max_abs_difference"] == 0.0
 
 
 def test_lidars_with_other_beams_are_refused(sensor_runs, tmp_path):

@@ -89,7 +89,7 @@ def test_event_stream_follows_the_contract(runs):
         seq.lidar("ev0")
     with pytest.raises(SequenceError, match="not an event stream"):
         seq.events("lidar0")
-    streams = summarize_sequence(runs[0])["streams"]
+    streams = summarize_sequence(runs[0]).streams
     assert streams["lidar0"]["resolution"] == "6 rings x 240"
     assert streams["ev0"]["resolution"] == "48x36"
 

@@ -56,16 +56,16 @@ def test_unmodified_teleport_replay_is_byte_identical(dynamic_sequence, exact_tw
 
 def test_compare_reports_zero_deviation_and_unit_ssim(dynamic_sequence, exact_twin):
     result = compare_sequences(dynamic_sequence, exact_twin)
-    assert result["poses"] and result["cameras"]
-    for dev in result["poses"].values():
+    assert result.poses and result.cameras
+    for dev in result.poses.values():
         assert dev["samples"] > 0
         for axis in ("x", "y", "z", "roll", "pitch", "yaw"):
             assert dev[axis] == {"mean": 0.0, "std": 0.0, "max_abs": 0.0}
-    for cam in result["cameras"].values():
+    for cam in result.cameras.values():
         assert cam["frames"] == len(open_sequence(dynamic_sequence).camera("cam0"))
         assert cam["rgb_ssim"]["min"] == 1.0 and cam["depth_ssim"]["min"] == 1.0
         assert cam["depth_mae_m"]["max"] == 0.0
-    assert all(t["max_abs_difference"] == 0.0 for t in result["tables"].values())
+    assert all(t["max_abs_difference"] == 0.0 for t in result.tables.values())
 
 
 def test_static_twin_has_no_dynamic_instance_anywhere(dynamic_sequence, static_twin):

@@ -266,11 +266,11 @@ def test_control_replay_repeats_the_motion(source, tmp_path):
     """Logged set-points through the PID and physics again: GRADE's bar, per axis."""
     twin = replay(source, tmp_path / "control", mode=ReplayMode.control)
     result = compare_sequences(source, twin, stride=30)
-    assert set(result["poses"]) == {"groundtruth_body", "groundtruth_cam0"}
-    for dev in result["poses"].values():
+    assert set(result.poses) == {"groundtruth_body", "groundtruth_cam0"}
+    for dev in result.poses.values():
         for axis in ("x", "y", "z", "roll", "pitch", "yaw"):
             assert abs(dev[axis]["mean"]) <= 1e-6 and dev[axis]["std"] <= 1e-5
-    assert result["tables"]["imu0"]["max_abs_difference"] < 1e-9
+    assert result.tables["imu0"]["max_abs_difference"] < 1e-9
     assert json.loads((twin / "metadata.json").read_text())["twin"]["mode"] == "control"
 
 

@@ -278,16 +278,27 @@ def test_validate_accepts_written_sequence(written):
 
 def test_summary(written):
     summary = summarize_sequence(written)
-    assert summary["complete"] is True
-    assert summary["seed"] == 7
-    assert summary["duration_s"] == pytest.approx(40 / 240)
-    assert summary["streams"]["cam0"] == {
+    assert summary.complete is True
+    assert summary.metadata["seed"] == 7
+    assert summary.duration_s == pytest.approx(40 / 240)
+    assert summary.streams["cam0"] == {
         "type": "camera",
         "rate_hz": 30,
         "count": 5,
         "resolution": "16x12",
     }
-    assert summary["instances_by_class"] == {"ball": 1, "chair": 1, "wall": 1}
+    assert summary.instances_by_class == {"ball": 1, "chair": 1, "wall": 1}
+    # the JSON `info --json` prints: the computed figures after the metadata entries
+    data = summary.as_dict()
+    assert list(data)[:2] == ["path", "complete"] and data["seed"] == 7
+    assert list(data)[-6:] == [
+        "duration_s",
+        "streams",
+        "n_instances",
+        "n_dynamic_instances",
+        "instances_by_class",
+        "n_classes",
+    ]
 
 
 # --- validation failures ---------------------------------------------------------------------
@@ -419,7 +430,7 @@ def test_interrupted_run_stays_marked_partial(tmp_path, data):
     assert _any(problems, r"^metadata\.json: status is 'incomplete'.*partial")
     with pytest.raises(SequenceError, match=r"incomplete .*interrupted"):
         open_sequence(path)
-    assert summarize_sequence(path)["complete"] is False
+    assert summarize_sequence(path).complete is False
 
 
 def test_failed_image_write_surfaces_at_close(tmp_path, data):

@@ -13,6 +13,8 @@ import twinsim.commands
 
 # Modules whose commands lead `twinsim --help` (generation first); the others follow by name.
 FIRST = ("run", "sequence", "presets")
+# Modules of `twinsim.commands` that hold no command: what the commands share.
+SHARED = ("common", "model_options")
 
 app = typer.Typer(
     help="twinsim: physics-enabled dynamic worlds, exact twins, annotated sensor data.",
@@ -24,7 +26,7 @@ app = typer.Typer(
 
 def _register_commands() -> None:
     """Add the commands of every module in `twinsim.commands` (FIRST, then alphabetical)."""
-    found = {m.name for m in pkgutil.iter_modules(twinsim.commands.__path__)} - {"common"}
+    found = {m.name for m in pkgutil.iter_modules(twinsim.commands.__path__)} - set(SHARED)
     for module in (*FIRST, *sorted(found - set(FIRST))):
         importlib.import_module(f"twinsim.commands.{module}").register(app)
 

@@ -1,11 +1,13 @@
 """The dataset card: `DATASET/README.md` (the matrix, per-sequence statistics, size, the
 command and version) and `contact_sheet.png` (one frame of every sequence), both from the
-manifest; `dataset_summary` is what `twinsim info DATASET` prints."""
+manifest; `dataset_summary` is what `twinsim info DATASET` prints (a typed `DatasetSummary`)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +22,61 @@ CONTACT_SHEET = "contact_sheet.png"
 _TILE_W = 160
 
 
-def dataset_summary(dataset: str | Path) -> dict:
+@dataclass(frozen=True)
+class DatasetSummary:
+    """What `dataset_summary` read from `dataset.json`: versions, command and executor, the
+    plan, jobs by type and status, the sequences done with their statistics, total size and
+    the benchmark results.
+
+    `as_dict()` is the JSON `twinsim info DATASET --json` prints; `facts()` and
+    `sequence_rows()` the text rows of the tables `twinsim info DATASET` prints.
+    """
+
+    path: str
+    twinsim_version: str | None
+    command: str
+    executor: str
+    plan: dict[str, Any]
+    jobs: dict[str, int]  # "type:status" → count
+    n_jobs: int
+    n_done: int
+    sequences: dict[str, dict[str, Any]]  # sequence id → its statistics
+    size_bytes: int
+    bench: dict[str, dict[str, Any]]  # bench job id → its result
+
+    def as_dict(self) -> dict:
+        """Everything as plain JSON data, in the order of the fields."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def facts(self) -> list[tuple[str, str]]:
+        """(label, text) rows: version, executor, command, jobs, sequences, size."""
+        return [
+            ("twinsim", str(self.twinsim_version)),
+            ("executor", self.executor),
+            ("command", self.command),
+            ("jobs", ", ".join(f"{k} {n}" for k, n in self.jobs.items())),
+            ("sequences", str(len(self.sequences))),
+            ("size", f"{self.size_bytes / 1024**2:.1f} MiB"),
+        ]
+
+    def sequence_rows(self) -> list[tuple[str, str, str, str, str]]:
+        """(sequence, frames, duration, people, dynamic fraction) rows, a row per sequence."""
+        rows = []
+        for seq_id, stats in self.sequences.items():
+            dyn = stats.get("dynamic_fraction")
+            rows.append(
+                (
+                    seq_id,
+                    str(stats.get("frames")),
+                    str(stats.get("duration_s")),
+                    str(stats.get("people_placed")),
+                    "-" if dyn is None else f"{dyn:.3f}",
+                )
+            )
+        return rows
+
+
+def dataset_summary(dataset: str | Path) -> DatasetSummary:
     """Counts of jobs by type and status, the sequences with their statistics, total size,
     command and versions, from `dataset.json`."""
     dataset = Path(dataset)
@@ -34,19 +90,19 @@ def dataset_summary(dataset: str | Path) -> dict:
         for j in jobs
         if j["type"] in SEQUENCE_TYPES and j["status"] == "done"
     }
-    return {
-        "path": str(dataset),
-        "twinsim_version": manifest.get("twinsim_version"),
-        "command": manifest.get("command", ""),
-        "executor": manifest.get("executor", ""),
-        "plan": manifest.get("plan", {}),
-        "jobs": {f"{t}:{s}": n for (t, s), n in sorted(counts.items())},
-        "n_jobs": len(manifest["jobs"]),
-        "n_done": sum(j["status"] == "done" for j in jobs),
-        "sequences": sequences,
-        "size_bytes": sum(j.get("size_bytes", 0) for j in jobs if j["status"] == "done"),
-        "bench": {j["id"]: j.get("result", {}) for j in jobs if j["type"] == "bench"},
-    }
+    return DatasetSummary(
+        path=str(dataset),
+        twinsim_version=manifest.get("twinsim_version"),
+        command=manifest.get("command", ""),
+        executor=manifest.get("executor", ""),
+        plan=manifest.get("plan", {}),
+        jobs={f"{t}:{s}": n for (t, s), n in sorted(counts.items())},
+        n_jobs=len(manifest["jobs"]),
+        n_done=sum(j["status"] == "done" for j in jobs),
+        sequences=sequences,
+        size_bytes=sum(j.get("size_bytes", 0) for j in jobs if j["status"] == "done"),
+        bench={j["id"]: j.get("result", {}) for j in jobs if j["type"] == "bench"},
+    )
 
 
 def _size(n: int) -> str:
@@ -78,36 +134,36 @@ def _matrix_lines(plan: dict) -> list[str]:
     return lines
 
 
-def card_text(summary: dict, sheet: bool) -> str:
+def card_text(summary: DatasetSummary, sheet: bool) -> str:
     """The card's Markdown."""
-    lines = [f"# {Path(summary['path']).name}", "", "A twinsim dataset (`twinsim batch`).", ""]
-    lines += ["## Matrix", "", *_matrix_lines(summary["plan"]), ""]
+    lines = [f"# {Path(summary.path).name}", "", "A twinsim dataset (`twinsim batch`).", ""]
+    lines += ["## Matrix", "", *_matrix_lines(summary.plan), ""]
     lines += ["## Jobs", "", "| job | count |", "|---|---|"]
-    lines += [f"| {k} | {n} |" for k, n in summary["jobs"].items()]
-    lines += ["", f"{summary['n_done']} of {summary['n_jobs']} jobs done.", ""]
+    lines += [f"| {k} | {n} |" for k, n in summary.jobs.items()]
+    lines += ["", f"{summary.n_done} of {summary.n_jobs} jobs done.", ""]
     lines += ["## Sequences", ""]
     lines += ["| sequence | frames | duration (s) | people | dynamic fraction |"]
     lines[-1] += " camera mean abs. linear speed x y z (m/s) | angular speed (rad/s) |"
     lines += ["|---|---|---|---|---|---|---|"]
-    for seq_id, s in summary["sequences"].items():
+    for seq_id, s in summary.sequences.items():
         dyn = s.get("dynamic_fraction")
         lines.append(
             f"| `{seq_id}` | {s.get('frames')} | {s.get('duration_s')} | {s.get('people_placed')}"
             f" | {'-' if dyn is None else f'{dyn:.3f}'} | {_motion(s, 'linear_speed')}"
             f" | {_motion(s, 'angular_speed')} |"
         )
-    if summary["bench"]:
+    if summary.bench:
         lines += ["", "## Benchmarks", "", "| job | trials ok | mean ATE (m) |", "|---|---|---|"]
-        for job_id, r in summary["bench"].items():
+        for job_id, r in summary.bench.items():
             ate = r.get("ate_rmse_mean")
             ate_text = "-" if ate is None else f"{ate:.4f}"
             lines.append(f"| `{job_id}` | {r.get('trials_ok', '-')} | {ate_text} |")
     if sheet:
         lines += ["", "## Contact sheet", "", f"![one frame per sequence]({CONTACT_SHEET})"]
     lines += ["", "## Provenance", ""]
-    lines += [f"- total size: {_size(summary['size_bytes'])}"]
-    lines += [f"- twinsim {summary['twinsim_version']}, executor: {summary['executor']}"]
-    lines += ["- command:", "", "```bash", summary["command"] or "(library call)", "```", ""]
+    lines += [f"- total size: {_size(summary.size_bytes)}"]
+    lines += [f"- twinsim {summary.twinsim_version}, executor: {summary.executor}"]
+    lines += ["- command:", "", "```bash", summary.command or "(library call)", "```", ""]
     return "\n".join(lines)
 
 
@@ -156,11 +212,11 @@ def write_card(dataset: Path) -> None:
     """Write the card and contact sheet of `dataset` from its manifest, and the benchmark
     tables in CARLA-Loc's layout when the plan asks for them."""
     summary = dataset_summary(dataset)
-    sheet = write_contact_sheet(dataset, summary["sequences"])
+    sheet = write_contact_sheet(dataset, summary.sequences)
     text = card_text(summary, sheet)
-    if (summary["plan"].get("bench") or {}).get("table") == "carla_loc":
+    if (summary.plan.get("bench") or {}).get("table") == "carla_loc":
         manifest = read_manifest(dataset)
-        tables = carla_loc_tables(manifest["jobs"], summary["plan"].get("twins") or {})
+        tables = carla_loc_tables(manifest["jobs"], summary.plan.get("twins") or {})
         write_text_atomic(dataset / TABLES_FILE, tables)
         text += "\n" + tables.replace("## ", "### ")
     write_text_atomic(dataset / CARD, text)

@@ -191,25 +191,26 @@ def dsg_reconstruct(
             check_graph_path(graph_out)
         reader = open_sequence(seq)
         report: dict = {"sequence": str(seq), "camera": camera, "stride": stride, "voxel_m": voxel}
+        results = {}
         for masked in (True, False):
             opts = ReconstructionOptions(voxel_m=voxel, frame_stride=stride, mask_dynamic=masked)
             with console.status(f"fusing {camera} ({'masked' if masked else 'unmasked'})"):
                 est = reconstruct(reader, camera, opts)
-                result = evaluate(reader, est, camera, stride)
-            report["masked" if masked else "unmasked"] = result.as_dict()
+                results[masked] = evaluate(reader, est, camera, stride)
+            report["masked" if masked else "unmasked"] = results[masked].as_dict()
             if masked and graph_out is not None:
                 save_graph(estimated_scene_graph(est), graph_out, True)
         write_text_atomic(out, json.dumps(report, indent=1) + "\n")
     except TwinsimError as exc:
         fail(exc)
-    m, u = report["masked"], report["unmasked"]
+    m, u = results[True], results[False]
     console.print(
-        f"mesh accuracy {100 * m['mesh_accuracy_m']:.1f} cm, completeness "
-        f"{100 * m['mesh_completeness']:.0f} %; where people were: error "
-        f"{100 * m['trail_error_m']:.1f} cm masked vs {100 * u['trail_error_m']:.1f} cm unmasked, "
-        f"{m['trail_outliers']} vs {u['trail_outliers']} contrail points; objects precision "
-        f"{m['object_precision']:.2f} recall {m['object_recall']:.2f}; room recall "
-        f"{m['room_recall']:.2f} of {m['rooms_observed']} seen; report in [bold]{out}[/]"
+        f"mesh accuracy {100 * m.mesh_accuracy_m:.1f} cm, completeness "
+        f"{100 * m.mesh_completeness:.0f} %; where people were: error "
+        f"{100 * m.trail_error_m:.1f} cm masked vs {100 * u.trail_error_m:.1f} cm unmasked, "
+        f"{m.trail_outliers} vs {u.trail_outliers} contrail points; objects precision "
+        f"{m.object_precision:.2f} recall {m.object_recall:.2f}; room recall "
+        f"{m.room_recall:.2f} of {m.rooms_observed} seen; report in [bold]{out}[/]"
     )
 
 

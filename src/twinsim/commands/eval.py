@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated
 
@@ -68,31 +67,14 @@ def evaluate_command(
         )
     except TwinsimError as exc:
         fail(exc)
-    summary = result.summary()
     if as_json:
-        console.print_json(json.dumps(summary, allow_nan=False))
+        console.print_json(json.dumps(result.summary(), allow_nan=False))
         return
-    for note in summary["notes"]:
+    for note in result.notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
     table = Table(title=f"{est} vs {gt}", show_header=False)
-    rows = [
-        ("ATE RMSE", summary["ate_rmse"], "m"),
-        ("RPE translation (per frame)", summary["rpe_trans_rmse"], "m"),
-        ("RPE rotation (per frame)", summary["rpe_rot_rmse"], "deg"),
-        ("RPE translation (per 1 m)", summary["rpe_trans_per_m_rmse"], "m"),
-        ("RPE rotation (per 1 m)", summary["rpe_rot_per_m_rmse"], "deg"),
-        ("tracking rate", summary["tracking_rate"], ""),
-        ("coverage", summary["coverage"], ""),
-        ("scaled ATE", summary["scaled_ate"], "m"),
-    ]
-    for name, value, unit in rows:
-        shown = "n/a" if value is None or math.isnan(value) else f"{value:.6g} {unit}".strip()
-        table.add_row(name, shown)
-    table.add_row(
-        "matched poses",
-        f"{summary['matched_poses']} (estimate {summary['est_poses']}, ground truth "
-        f"{summary['gt_poses']}), {summary['alignment'].upper()} alignment",
-    )
+    for label, text in result.rows():
+        table.add_row(label, text)
     console.print(table)
 
 

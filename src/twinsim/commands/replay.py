@@ -1,4 +1,10 @@
-"""`twinsim replay SRC --out DST [variations…]`: repeat a recorded run exactly, or as a twin."""
+"""`twinsim replay SRC --out DST [variations…]`: repeat a recorded run exactly, or as a twin.
+
+The options of the variations (`Variations`, its `light` and `stereo`) and of the Cycles
+renderer (`CyclesSettings`) are made from those models' fields (`commands/model_options.py`):
+a field added to one is an option here. Only what is not one field is declared below: the
+`NAME.field=value` sensor assignments and `--stereo-size WIDTHxHEIGHT`.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,10 @@ from typing import Annotated
 import typer
 
 from twinsim.commands.common import console, fail, progress_bar
+from twinsim.commands.model_options import ModelOptions, ModelValues, with_model_options
 from twinsim.errors import ConfigError, TwinsimError
-from twinsim.replay.variations import Adversity, LightPreset, ReplayMode
+from twinsim.render.cycles.settings import CyclesSettings
+from twinsim.replay.variations import ReplayMode, StereoVariation, Variations
 from twinsim.textdata import TextDataError, excerpt, parse_yaml
 
 
@@ -48,6 +56,52 @@ def _size(text: str) -> tuple[int, int]:
     return width, height
 
 
+def variation_options() -> ModelOptions:
+    """`Variations` as options: each defaults to "not given", so a `--variations` file's value
+    (or the model's default) stays unless the option is given."""
+    return ModelOptions(
+        Variations,
+        names={
+            "static": "--static",
+            "remove_classes": "--remove-class",
+            "remove_instances": "--remove-instance",
+            "add_flying_objects": "--add-flying",
+            "light.preset": "--light",
+            "light.flicker": "--flicker",
+            "remove_sensors": "--remove-sensor",
+        },
+        # a --variations file's: a mapping, a colour; `sensors` and `stereo` below
+        skip=("add_people_motions", "light.color", "light.flicker_hz", "sensors", "stereo"),
+        expand=("light",),
+        unset=True,
+    )
+
+
+def stereo_options() -> ModelOptions:
+    """`StereoVariation` as `--stereo-*` options: `--stereo BASELINE` adds the pair."""
+    return ModelOptions(
+        StereoVariation,
+        prefix="stereo",
+        names={"baseline_m": "--stereo", "rate_hz": "--stereo-rate"},
+        helps={"baseline_m": "Add a stereo pair with this baseline (m)."},
+        # a --variations file's; width and height are --stereo-size
+        skip=("name", "width", "height", "hfov_deg", "pos", "rpy_deg"),
+        unset=("baseline_m",),
+    )
+
+
+def cycles_options() -> ModelOptions:
+    """`CyclesSettings` as options (its seed is the twin's `--seed`)."""
+    return ModelOptions(CyclesSettings, skip=("seed",), help_prefix="Cycles: ")
+
+
+def _default_size() -> str:
+    """The model's stereo image size as `--stereo-size` writes it."""
+    width = StereoVariation.model_fields["width"].default
+    height = StereoVariation.model_fields["height"].default
+    return f"{width}x{height}"
+
+
 def replay_command(
     source: Annotated[Path, typer.Argument(help="Recorded sequence to repeat.")],
     out: Annotated[Path, typer.Option("--out", help="New (or empty) folder for the twin.")],
@@ -57,39 +111,13 @@ def replay_command(
     variations_file: Annotated[
         Path | None, typer.Option("--variations", help="YAML file of variations (see docs).")
     ] = None,
-    static: Annotated[bool, typer.Option("--static", help="Remove every dynamic actor.")] = False,
-    remove_class: Annotated[
-        list[str] | None, typer.Option(help="Remove dynamic actors of a class (repeatable).")
-    ] = None,
-    remove_instance: Annotated[
-        list[int] | None, typer.Option(help="Remove a dynamic instance by id (repeatable).")
-    ] = None,
-    add_people: Annotated[int | None, typer.Option(help="People to add.")] = None,
-    add_flying: Annotated[int | None, typer.Option(help="Flying objects to add.")] = None,
-    light: Annotated[LightPreset | None, typer.Option(help="Light preset.")] = None,
-    light_intensity: Annotated[float | None, typer.Option(help="Global light gain.")] = None,
-    light_seed: Annotated[int | None, typer.Option(help="New random light tints.")] = None,
-    flicker: Annotated[float | None, typer.Option(help="Light flicker amplitude 0..1.")] = None,
-    materials_seed: Annotated[
-        int | None, typer.Option(help="Re-randomise textures and reflectance.")
-    ] = None,
-    fog: Annotated[float | None, typer.Option(help="Fog density 0..1.")] = None,
-    rain: Annotated[float | None, typer.Option(help="Rain 0..1.")] = None,
-    snow: Annotated[float | None, typer.Option(help="Snow 0..1.")] = None,
-    smoke: Annotated[float | None, typer.Option(help="Drifting smoke 0..1.")] = None,
-    adversity: Annotated[
-        Adversity | None,
-        typer.Option(help="Preset combining fog, rain, smoke, flicker (major: walking people)."),
-    ] = None,
+    changes: ModelValues | None = None,  # variation_options()
     sensor: Annotated[
         list[str] | None,
         typer.Option(
             help="Add/change a sensor of any kind: NAME.field=value (repeatable); a new sensor "
             "needs its kind, e.g. --sensor depth1.kind=camera --sensor depth1.width=320."
         ),
-    ] = None,
-    remove_sensor: Annotated[
-        list[str] | None, typer.Option(help="Drop a sensor of any kind (repeatable).")
     ] = None,
     camera: Annotated[
         list[str] | None,
@@ -104,12 +132,10 @@ def replay_command(
         list[str] | None,
         typer.Option(help="Add/change an event camera: NAME.field=value, e.g. ev0.rate_hz=480."),
     ] = None,
-    stereo: Annotated[
-        float | None, typer.Option(help="Add a stereo pair with this baseline (m).")
-    ] = None,
-    stereo_size: Annotated[str, typer.Option(help="Stereo image size WIDTHxHEIGHT.")] = "640x480",
-    stereo_rate: Annotated[int, typer.Option(help="Stereo frame rate (Hz).")] = 30,
-    seed: Annotated[int | None, typer.Option(help="Seed of added actors and weather.")] = None,
+    stereo: ModelValues | None = None,  # stereo_options()
+    stereo_size: Annotated[
+        str, typer.Option(help="Stereo image size WIDTHxHEIGHT.")
+    ] = _default_size(),
     rerender: Annotated[
         bool,
         typer.Option(help="Render every frame again, even those the source holds (slower)."),
@@ -117,99 +143,26 @@ def replay_command(
     renderer: Annotated[
         str, typer.Option(help="Renderer of the colour images: mujoco or cycles (Blender).")
     ] = "mujoco",
-    samples: Annotated[int, typer.Option(help="Cycles samples per pixel.")] = 16,
-    denoise: Annotated[bool, typer.Option(help="Cycles: OpenImageDenoise the images.")] = True,
-    every: Annotated[
-        int, typer.Option(help="Cycles: render every K-th frame, copy the others' colour.")
-    ] = 1,
-    ground_truth: Annotated[
-        str,
-        typer.Option(
-            help="Cycles: whose depth, masks and boxes the twin stores: mujoco or cycles."
-        ),
-    ] = "mujoco",
-    exposure: Annotated[
-        str, typer.Option(help="Cycles: the camera's exposure, fixed or auto.")
-    ] = "fixed",
-    vignetting: Annotated[
-        float, typer.Option(help="Cycles: vignetting strength in [0, 1] (cos⁴ fall-off).")
-    ] = 0.0,
-    chromatic_aberration: Annotated[
-        float, typer.Option(help="Cycles: lateral chromatic aberration in [0, 0.05].")
-    ] = 0.0,
-    motion_blur: Annotated[
-        bool, typer.Option(help="Cycles: blur shuttered cameras with Cycles' own shutter.")
-    ] = True,
-    bump: Annotated[
-        float, typer.Option(help="Cycles: strength of the textures' bump maps in [0, 1].")
-    ] = 0.3,
-    workers: Annotated[
-        int, typer.Option(help="Cycles: processes rendering frames side by side (same bytes).")
-    ] = 1,
-    adaptive_threshold: Annotated[
-        float, typer.Option(help="Cycles: adaptive sampling noise threshold (0: off).")
-    ] = 0.0,
+    cycles: ModelValues | None = None,  # cycles_options()
 ) -> None:
     """Replay a sequence exactly (teleport) or through its controllers, optionally as a twin."""
-    from twinsim.render.cycles.settings import CyclesSettings
     from twinsim.replay.replay import replay
-    from twinsim.replay.variations import Variations, load_variations, merge_variations
+    from twinsim.replay.variations import load_variations, merge_variations
 
+    changes, stereo, cycles = changes or {}, stereo or {}, cycles or {}
     try:
         base = load_variations(variations_file) if variations_file else Variations()
-        cycles = CyclesSettings(
-            samples=samples,
-            denoise=denoise,
-            seed=seed or 0,
-            every=every,
-            ground_truth=ground_truth,
-            exposure=exposure,
-            vignetting=vignetting,
-            chromatic_aberration=chromatic_aberration,
-            motion_blur=motion_blur,
-            bump=bump,
-            workers=workers,
-            adaptive_threshold=adaptive_threshold,
-        )
-        light_fields = {
-            k: v
-            for k, v in (
-                ("preset", light and light.value),
-                ("intensity", light_intensity),
-                ("seed", light_seed),
-                ("flicker", flicker),
-            )
-            if v is not None
-        }
-        given = {
-            "static": static or None,
-            "remove_classes": remove_class or None,
-            "remove_instances": remove_instance or None,
-            "add_people": add_people,
-            "add_flying_objects": add_flying,
-            "light": light_fields or None,
-            "materials_seed": materials_seed,
-            "fog": fog,
-            "rain": rain,
-            "snow": snow,
-            "smoke": smoke,
-            "adversity": adversity and adversity.value,
+        settings = CyclesSettings(**cycles, seed=changes.get("seed") or 0)
+        given = changes | {
             "sensors": _sensor_fields("--sensor", sensor or []) or None,
-            "remove_sensors": remove_sensor or None,
             "cameras": _sensor_fields("--camera", camera or []) or None,
             "lidars": _sensor_fields("--lidar", lidar or []) or None,
             "event_cameras": _sensor_fields("--event-camera", event_camera or []) or None,
             "remove_cameras": remove_camera or None,
-            "seed": seed,
         }
-        if stereo is not None:
+        if "baseline_m" in stereo:
             width, height = _size(stereo_size)
-            given["stereo"] = {
-                "baseline_m": stereo,
-                "width": width,
-                "height": height,
-                "rate_hz": stereo_rate,
-            }
+            given["stereo"] = stereo | {"width": width, "height": height}
         variations = merge_variations(base, {k: v for k, v in given.items() if v is not None})
         with progress_bar("replaying", "steps") as report:
             replay(
@@ -220,7 +173,7 @@ def replay_command(
                 progress=report,
                 rerender=rerender,
                 renderer=renderer,
-                cycles=cycles,
+                cycles=settings,
             )
     except TwinsimError as exc:
         fail(exc)
@@ -237,4 +190,11 @@ def replay_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("replay")(replay_command)
+    """Add `twinsim replay`, its options made from the models as they are now."""
+    command = with_model_options(
+        replay_command,
+        changes=variation_options(),
+        stereo=stereo_options(),
+        cycles=cycles_options(),
+    )
+    app.command("replay")(command)

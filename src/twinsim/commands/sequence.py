@@ -43,36 +43,15 @@ def info(
     except TwinsimError as exc:
         fail(exc)
     if as_json:
-        console.print_json(json.dumps(summary))
+        console.print_json(json.dumps(summary.as_dict()))
         return
-    facts = Table(title=f"{path} ({summary.get('status', 'no status')})", show_header=False)
-    get = summary.get
-    rooms = get("rooms") or []
-    by_class = get("instances_by_class", {})
-    for key, value in (
-        ("seed", get("seed")),
-        ("recorded", f"{get('duration_s')} s after {get('bootstrap_steps')} bootstrap steps"),
-        ("physics", f"{get('physics_hz')} Hz"),
-        ("robots", ", ".join(f"{r.get('name')} ({r.get('kind')})" for r in get("robots") or [])),
-        ("versions", f"twinsim {get('twinsim_version')}, mujoco {get('mujoco_version')}"),
-        ("rooms", ", ".join(r["type"] for r in rooms) or "-"),
-        ("instances", f"{get('n_instances')} ({get('n_dynamic_instances')} dynamic)"),
-        ("classes", ", ".join(f"{c} {n}" for c, n in by_class.items())),
-        ("people", _placed(get("people"))),
-        *_redraw_rows(get("redraw")),
-        *_traffic_rows(get("traffic") or {}),
-        ("flying objects", get("flying_objects", 0)),
-        *_statistics_rows(get("statistics") or {}),
-    ):
-        facts.add_row(key, str(value))
-    console.print(facts)
+    status = summary.metadata.get("status", "no status")
+    console.print(_facts(f"{path} ({status})", summary.facts()))
     streams = Table(title="streams")
     for column in ("stream", "robot", "type", "rate (Hz)", "count", "details"):
         streams.add_column(column)
-    for name, entry in summary.get("streams", {}).items():
-        count, details = str(entry.get("count")), entry.get("resolution", "")
-        robot = str(entry.get("robot") or "-")
-        streams.add_row(name, robot, entry["type"], str(entry["rate_hz"]), count, details)
+    for row in summary.stream_rows():
+        streams.add_row(*row)
     console.print(streams)
 
 
@@ -85,80 +64,25 @@ def _dataset_info(path: Path, as_json: bool) -> None:
     except TwinsimError as exc:
         fail(exc)
     if as_json:
-        console.print_json(json.dumps(summary))
+        console.print_json(json.dumps(summary.as_dict()))
         return
-    facts = Table(title=f"{path} (dataset: {summary['n_done']} of {summary['n_jobs']} jobs done)")
-    facts.show_header = False
-    for key, value in (
-        ("twinsim", summary["twinsim_version"]),
-        ("executor", summary["executor"]),
-        ("command", summary["command"]),
-        ("jobs", ", ".join(f"{k} {n}" for k, n in summary["jobs"].items())),
-        ("sequences", len(summary["sequences"])),
-        ("size", f"{summary['size_bytes'] / 1024**2:.1f} MiB"),
-    ):
-        facts.add_row(key, str(value))
-    console.print(facts)
+    title = f"{path} (dataset: {summary.n_done} of {summary.n_jobs} jobs done)"
+    console.print(_facts(title, summary.facts()))
     table = Table(title="sequences")
     table.add_column("sequence", overflow="fold")
     for column in ("frames", "duration (s)", "people", "dynamic fraction"):
         table.add_column(column)
-    for seq_id, stats in summary["sequences"].items():
-        dyn = stats.get("dynamic_fraction")
-        table.add_row(
-            seq_id,
-            str(stats.get("frames")),
-            str(stats.get("duration_s")),
-            str(stats.get("people_placed")),
-            "-" if dyn is None else f"{dyn:.3f}",
-        )
+    for row in summary.sequence_rows():
+        table.add_row(*row)
     console.print(table)
 
 
-def _placed(counts: dict | None) -> str:
-    """A `{placed, requested}` count as the line `info` shows ("-" where the metadata has none:
-    `summarize_sequence` checked its shape)."""
-    return "{placed} placed of {requested} requested".format(**counts) if counts else "-"
-
-
-def _redraw_rows(redraw: dict | None) -> list[tuple[str, str]]:
-    """The redraw that built the world, where the seed's own draw of people left no start."""
-    if not redraw:
-        return []
-    failed = len(redraw.get("failures") or ())
-    text = f"draw {redraw.get('draw')} with {redraw.get('people_requested')} people"
-    return [("redrawn", f"{text} ({failed} earlier draw(s) left a robot no start or tour)")]
-
-
-def _traffic_rows(traffic: dict) -> list[tuple[str, str]]:
-    """A town's walkers and vehicles as (label, text) rows, apart from the `people` section's."""
-    return [(name, _placed(traffic[name])) for name in ("walkers", "vehicles") if traffic.get(name)]
-
-
-def _statistics_rows(stats: dict) -> list[tuple[str, str]]:
-    """GRADE's Table 8 figures as (label, text) rows."""
-    rows = []
-    for key, unit in (
-        ("linear_speed", "m/s"),
-        ("linear_accel", "m/s²"),
-        ("angular_speed", "rad/s"),
-        ("angular_accel", "rad/s²"),
-    ):
-        values = stats.get("camera_motion", {}).get(key)
-        if values:
-            rows.append(
-                (f"camera |{key}|", " ".join(f"{v:.3f}" for v in values) + f" {unit} (x y z)")
-            )
-    dyn = stats.get("dynamic_content")
-    if dyn:
-        rows.append(
-            (
-                "dynamic content",
-                f"{dyn['frames_with_dynamic_content']} of {dyn['frames']} frames, mean coverage "
-                f"{dyn['mean_dynamic_coverage']:.1%}",
-            )
-        )
-    return rows
+def _facts(title: str, rows: list[tuple[str, str]]) -> Table:
+    """(label, text) rows as a table without a header."""
+    facts = Table(title=title, show_header=False)
+    for label, text in rows:
+        facts.add_row(label, text)
+    return facts
 
 
 def preview(

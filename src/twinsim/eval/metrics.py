@@ -64,6 +64,33 @@ class Evaluation:
         }
         return data | {"alignment": self.alignment, "notes": list(self.notes)}
 
+    def rows(self) -> list[tuple[str, str]]:
+        """(label, text) rows of the metrics as `twinsim eval` prints them ("n/a" where one is
+        undefined), then the poses matched and the alignment."""
+        rows = []
+        for label, key, unit in _ROWS:
+            value = getattr(self, key)
+            shown = "n/a" if not math.isfinite(value) else f"{value:.6g} {unit}".strip()
+            rows.append((label, shown))
+        matched = (
+            f"{self.matched_poses} (estimate {self.est_poses}, ground truth {self.gt_poses}), "
+            f"{self.alignment.upper()} alignment"
+        )
+        return [*rows, ("matched poses", matched)]
+
+
+#: the metrics `Evaluation.rows` shows: label, field, unit
+_ROWS = (
+    ("ATE RMSE", "ate_rmse", "m"),
+    ("RPE translation (per frame)", "rpe_trans_rmse", "m"),
+    ("RPE rotation (per frame)", "rpe_rot_rmse", "deg"),
+    ("RPE translation (per 1 m)", "rpe_trans_per_m_rmse", "m"),
+    ("RPE rotation (per 1 m)", "rpe_rot_per_m_rmse", "deg"),
+    ("tracking rate", "tracking_rate", ""),
+    ("coverage", "coverage", ""),
+    ("scaled ATE", "scaled_ate", "m"),
+)
+
 
 def evaluate(
     gt: Trajectory,

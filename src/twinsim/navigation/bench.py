@@ -20,7 +20,7 @@ import shutil
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +47,11 @@ ADVERSITY: dict[str, tuple[str, ...]] = {
 BASE_OVERRIDES = ("sensors.cam0.width=160", "sensors.cam0.height=120")
 
 
+def _about(description: str) -> dict[str, str]:
+    """A field's metadata: its description (the help of its `twinsim navbench` option)."""
+    return {"description": description}
+
+
 @dataclass(frozen=True)
 class NavTrial:
     """One episode of one method in one world at one adversity level."""
@@ -67,17 +72,30 @@ class NavBenchSpec:
     robot kind, the episode time limit, the goal range, extra config overrides, and the preset
     they apply to."""
 
-    methods: tuple[str, ...]
-    worlds: tuple[str, ...]
-    adversity: tuple[str, ...] = ("none", "minor", "major")
-    trials: int = 5
-    seed: int = 0
-    robot: str = "omni"
-    duration_s: float = 60.0
-    goal_m: tuple[float, float] = (2.0, 6.0)
-    overrides: tuple[str, ...] = ()
-    preset: str = "default"
-    external: tuple[tuple[str, str], ...] = ()  # (name, YAML path) of each external policy
+    methods: tuple[str, ...] = field(
+        metadata=_about(
+            "Registered methods (planner, reactive_depth) or external policy YAML files "
+            "(*.yaml, docs/navbench.md)."
+        )
+    )
+    worlds: tuple[str, ...] = field(metadata=_about("World generators."))
+    adversity: tuple[str, ...] = field(
+        default=("none", "minor", "major"), metadata=_about("Levels: none, minor, major.")
+    )
+    trials: int = field(default=5, metadata=_about("Trials per method, world and level."))
+    seed: int = field(default=0, metadata=_about("Trial i runs in the world and goal of seed + i."))
+    robot: str = field(default="omni", metadata=_about("Robot kind driven."))
+    duration_s: float = field(default=60.0, metadata=_about("Episode time limit (s)."))
+    goal_m: tuple[float, float] = field(
+        default=(2.0, 6.0), metadata=_about("Shortest and longest goal distance (m, geodesic).")
+    )
+    overrides: tuple[str, ...] = field(
+        default=(), metadata=_about("Config override key=value for every trial.")
+    )
+    preset: str = field(default="default", metadata=_about("Preset or YAML the worlds start from."))
+    external: tuple[tuple[str, str], ...] = field(
+        default=(), metadata=_about("(name, YAML path) of each external policy.")
+    )
 
     def check(self) -> None:
         """Every name known, every count positive: one line naming what is wrong."""

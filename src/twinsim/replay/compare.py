@@ -15,11 +15,16 @@
   how differently the pixels fire: sum |n_B(pixel) − n_A(pixel)| / sum (n_A + n_B), 0 when
   every pixel fires as often in both, 1 when no pixel fires in both;
 - other tables (IMU, odometry, …): the largest absolute difference of any value.
+
+`compare_sequences` returns these as a `Comparison`: its fields by stream type, `as_dict()` the
+JSON, `rows(section)` the text `twinsim compare` prints.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -241,7 +246,137 @@ def _table(seq_a, seq_b, name: str) -> dict:
     return {"samples": len(ia), "max_abs_difference": diff}
 
 
-def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> dict:
+def _fmt(value: float) -> str:
+    """A difference as `twinsim compare` shows it: three significant digits, or 0."""
+    return f"{value:.3g}" if value else "0"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What `compare_sequences` found, per stream of each type (each stream's figures as the
+    module docstring lists them), and the streams only one sequence has.
+
+    `as_dict()` is the JSON `twinsim compare --json` prints; `rows(section)` the text rows of
+    one section's table, as `twinsim compare` prints them.
+    """
+
+    a: str
+    b: str
+    poses: dict[str, dict] = field(default_factory=dict)
+    cameras: dict[str, dict] = field(default_factory=dict)
+    lidars: dict[str, dict] = field(default_factory=dict)
+    event_cameras: dict[str, dict] = field(default_factory=dict)
+    contacts: dict[str, dict] = field(default_factory=dict)
+    tables: dict[str, dict] = field(default_factory=dict)
+    only_in_a: list[str] = field(default_factory=list)
+    only_in_b: list[str] = field(default_factory=list)
+
+    #: the sections of streams compared, in the order they are shown
+    SECTIONS: ClassVar[tuple[str, ...]] = (
+        "poses",
+        "cameras",
+        "lidars",
+        "event_cameras",
+        "contacts",
+        "tables",
+    )
+
+    def as_dict(self) -> dict:
+        """Everything as plain JSON data (NaN where a stream had nothing to compare)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def rows(self, section: str) -> list[tuple[str, ...]]:
+        """The text rows of one section, a row per stream (columns: `ROW_COLUMNS[section]`)."""
+        if section not in self.SECTIONS:
+            raise ValueError(f"unknown section {section!r}; sections: {', '.join(self.SECTIONS)}")
+        return [getattr(self, f"_{section}_row")(n, v) for n, v in getattr(self, section).items()]
+
+    @staticmethod
+    def _poses_row(name: str, dev: dict) -> tuple[str, ...]:
+        cells = [f"{_fmt(dev[x]['mean'])} ± {_fmt(dev[x]['std'])}" for x in AXES]
+        return (name, str(dev["samples"]), *cells)
+
+    @staticmethod
+    def _cameras_row(name: str, cam: dict) -> tuple[str, ...]:
+        if not cam["frames"]:
+            return (name, "0", "-", "-", "-")
+        rgb, mae, dssim = cam["rgb_ssim"], cam["depth_mae_m"], cam["depth_ssim"]
+        return (
+            name,
+            str(cam["frames"]),
+            f"{rgb['mean']:.4f} ± {rgb['std']:.4f} (min {rgb['min']:.4f})",
+            f"{_fmt(mae['mean'])} ± {_fmt(mae['std'])} (max {_fmt(mae['max'])})",
+            f"{dssim['mean']:.4f} ± {dssim['std']:.4f} (min {dssim['min']:.4f})",
+        )
+
+    @staticmethod
+    def _lidars_row(name: str, s: dict) -> tuple[str, ...]:
+        if not s["scans"]:
+            return (name, "0", "-", "-", "-", "-", "-")
+        mae = s["range_mae_m"]
+        return (
+            name,
+            str(s["scans"]),
+            f"{s['points']['a']} / {s['points']['b']}",
+            f"{_fmt(mae['mean'])} ± {_fmt(mae['std'])} (max {_fmt(mae['max'])})",
+            _fmt(s["range_max_abs_m"]),
+            f"{100 * s['instance_changed']:.1f} %",
+            "yes" if s["identical"] else "no",
+        )
+
+    @staticmethod
+    def _event_cameras_row(name: str, e: dict) -> tuple[str, ...]:
+        return (
+            name,
+            f"{e['events']['a']} / {e['events']['b']}",
+            f"{e['rate_hz']['a']:.0f} / {e['rate_hz']['b']:.0f}",
+            str(e["shared_events"]),
+            f"{100 * e['pixel_count_difference']:.1f} %",
+            "yes" if e["identical"] else "no",
+        )
+
+    @staticmethod
+    def _contacts_row(name: str, c: dict) -> tuple[str, ...]:
+        steps = c["steps_in_contact"]
+        return (
+            name,
+            f"{c['records']['a']} / {c['records']['b']}",
+            f"{steps['a']} / {steps['b']} / {steps['both']}",
+            _fmt(c["max_total_force_difference_n"]),
+        )
+
+    @staticmethod
+    def _tables_row(name: str, t: dict) -> tuple[str, ...]:
+        return (name, str(t["samples"]), _fmt(t.get("max_abs_difference", 0.0)))
+
+
+#: the columns of each section's rows (`Comparison.rows`)
+ROW_COLUMNS = {
+    "poses": ("stream", "samples", *AXES),
+    "cameras": ("stream", "frames", "RGB SSIM", "depth MAE (m)", "depth SSIM"),
+    "lidars": (
+        "stream",
+        "sweeps",
+        "points A / B",
+        "range MAE (m)",
+        "max |Δ range| (m)",
+        "other instance",
+        "identical",
+    ),
+    "event_cameras": (
+        "stream",
+        "events A / B",
+        "rate A / B (1/s)",
+        "in both",
+        "pixel counts differ",
+        "identical",
+    ),
+    "contacts": ("stream", "records A / B", "steps in contact A / B / both", "max |Δ force| (N)"),
+    "tables": ("stream", "samples", "max |B − A|"),
+}
+
+
+def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> Comparison:
     """Compare every stream the two sequences share, each by its type: poses, cameras (every
     `stride`-th frame), LiDARs, event cameras, and tables."""
     if stride < 1:
@@ -250,16 +385,7 @@ def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> dict:
     shared = [s for s in seq_a.streams if s in seq_b.streams]
     if not shared:
         raise SequenceError(f"{a} and {b} share no stream")
-    result: dict = {
-        "a": str(a),
-        "b": str(b),
-        "poses": {},
-        "cameras": {},
-        "lidars": {},
-        "event_cameras": {},
-        "contacts": {},
-        "tables": {},
-    }
+    result = Comparison(str(a), str(b))
     for name in shared:
         kind = _kind(seq_a, name)
         if kind != _kind(seq_b, name):
@@ -268,17 +394,17 @@ def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> dict:
             t_a, T_a = seq_a.groundtruth(name)
             t_b, T_b = seq_b.groundtruth(name)
             ia, ib = _common(t_a, t_b)
-            result["poses"][name] = {"samples": len(ia)} | pose_deviation(T_a[ia], T_b[ib])
+            result.poses[name] = {"samples": len(ia)} | pose_deviation(T_a[ia], T_b[ib])
         elif kind == "camera":
-            result["cameras"][name] = _camera(seq_a, seq_b, name, stride)
+            result.cameras[name] = _camera(seq_a, seq_b, name, stride)
         elif kind == "lidar":
-            result["lidars"][name] = _lidar(seq_a, seq_b, name)
+            result.lidars[name] = _lidar(seq_a, seq_b, name)
         elif kind == EVENT_CAMERA:
-            result["event_cameras"][name] = _events(seq_a, seq_b, name)
+            result.event_cameras[name] = _events(seq_a, seq_b, name)
         elif kind == "contacts":
-            result["contacts"][name] = _contacts(seq_a, seq_b, name)
+            result.contacts[name] = _contacts(seq_a, seq_b, name)
         else:
-            result["tables"][name] = _table(seq_a, seq_b, name)
-    result["only_in_a"] = [s for s in seq_a.streams if s not in seq_b.streams]
-    result["only_in_b"] = [s for s in seq_b.streams if s not in seq_a.streams]
+            result.tables[name] = _table(seq_a, seq_b, name)
+    result.only_in_a.extend(s for s in seq_a.streams if s not in seq_b.streams)
+    result.only_in_b.extend(s for s in seq_b.streams if s not in seq_a.streams)
     return result

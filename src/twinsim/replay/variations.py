@@ -61,12 +61,14 @@ class _Model(BaseModel):
 class LightVariation(_Model):
     """Scene lighting: a preset, then a global intensity and colour, new random tints, flicker."""
 
-    preset: LightPreset | None = None
-    intensity: float = Field(1.0, ge=0.0, le=10.0)
-    color: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    seed: Seed | None = None
-    flicker: float = Field(0.0, ge=0.0, le=1.0)
-    flicker_hz: float = Field(2.0, gt=0.0, le=60.0)
+    preset: LightPreset | None = Field(None, description="Light preset.")
+    intensity: float = Field(1.0, ge=0.0, le=10.0, description="Global light gain.")
+    color: tuple[float, float, float] = Field(
+        (1.0, 1.0, 1.0), description="Global light colour (red, green, blue in [0, 1])."
+    )
+    seed: Seed | None = Field(None, description="New random light tints.")
+    flicker: float = Field(0.0, ge=0.0, le=1.0, description="Light flicker amplitude 0..1.")
+    flicker_hz: float = Field(2.0, gt=0.0, le=60.0, description="Light flicker frequency (Hz).")
 
     @model_validator(mode="after")
     def _color(self) -> LightVariation:
@@ -79,14 +81,24 @@ class StereoVariation(_Model):
     """A stereo pair `<name>_left` / `<name>_right`, rectified, the right one `baseline_m` to
     the right of the left one (optical x), centred on `pos`."""
 
-    name: str = Field("stereo", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    baseline_m: float = Field(0.12, gt=0.0, le=2.0)
-    width: int = Field(640, ge=8, le=4096)
-    height: int = Field(480, ge=8, le=4096)
-    hfov_deg: float = Field(90.0, gt=1.0, lt=179.0)
-    rate_hz: int = Field(30, gt=0)
-    pos: tuple[float, float, float] = (0.12, 0.0, 0.0)
-    rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    name: str = Field(
+        "stereo",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+        description="The pair's cameras are <name>_left and <name>_right.",
+    )
+    baseline_m: float = Field(
+        0.12, gt=0.0, le=2.0, description="Distance between the two cameras (m)."
+    )
+    width: int = Field(640, ge=8, le=4096, description="Image width (pixels).")
+    height: int = Field(480, ge=8, le=4096, description="Image height (pixels).")
+    hfov_deg: float = Field(90.0, gt=1.0, lt=179.0, description="Horizontal field of view (deg).")
+    rate_hz: int = Field(30, gt=0, description="Frame rate of the pair (Hz).")
+    pos: tuple[float, float, float] = Field(
+        (0.12, 0.0, 0.0), description="Centre of the pair on the robot (m, body frame)."
+    )
+    rpy_deg: tuple[float, float, float] = Field(
+        (0.0, 0.0, 0.0), description="Roll, pitch, yaw of the pair on the robot (deg)."
+    )
 
 
 #: shorthands of `sensors`: each section's entries are sensors of its kind
@@ -148,26 +160,37 @@ def _fold_sensor_shorthands(data: dict) -> tuple[dict, dict[tuple[str, str], str
 class Variations(_Model):
     """Everything a twin may change; the defaults change nothing."""
 
-    static: bool = False
-    remove_classes: tuple[str, ...] = ()
-    remove_instances: tuple[int, ...] = ()
-    add_people: int = Field(0, ge=0, le=100)
-    # weights of the added people's motions; None: the recorded run's mix (clips included)
-    add_people_motions: dict[Literal["walk", "idle", "wave", "sit"], float] | None = None
-    add_flying_objects: int = Field(0, ge=0, le=100)
-    light: LightVariation = LightVariation()
-    materials_seed: Seed | None = None
-    fog: float | None = Field(None, ge=0.0, le=1.0)
-    rain: float | None = Field(None, ge=0.0, le=1.0)
-    snow: float | None = Field(None, ge=0.0, le=1.0)
-    smoke: float | None = Field(None, ge=0.0, le=1.0)
-    adversity: Adversity = Adversity.none
-    # sensor name (as its stream is named) → fields: merged onto the recorded sensor of that
-    # name (same kind), or a new sensor (its fields name its `kind`); removals apply first
-    sensors: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    remove_sensors: tuple[str, ...] = ()
-    stereo: StereoVariation | None = None
-    seed: Seed = 0
+    static: bool = Field(False, description="Remove every dynamic actor.")
+    remove_classes: tuple[str, ...] = Field((), description="Remove dynamic actors of a class.")
+    remove_instances: tuple[int, ...] = Field((), description="Remove a dynamic instance by id.")
+    add_people: int = Field(0, ge=0, le=100, description="People to add.")
+    add_people_motions: dict[Literal["walk", "idle", "wave", "sit"], float] | None = Field(
+        None,
+        description="Weights of the added people's motions; None: the recorded run's mix "
+        "(clips included).",
+    )
+    add_flying_objects: int = Field(0, ge=0, le=100, description="Flying objects to add.")
+    light: LightVariation = Field(
+        LightVariation(), description="Scene lighting: preset, gain, colour, tints, flicker."
+    )
+    materials_seed: Seed | None = Field(None, description="Re-randomise textures and reflectance.")
+    fog: float | None = Field(None, ge=0.0, le=1.0, description="Fog density 0..1.")
+    rain: float | None = Field(None, ge=0.0, le=1.0, description="Rain 0..1.")
+    snow: float | None = Field(None, ge=0.0, le=1.0, description="Snow 0..1.")
+    smoke: float | None = Field(None, ge=0.0, le=1.0, description="Drifting smoke 0..1.")
+    adversity: Adversity = Field(
+        Adversity.none,
+        description="Preset combining fog, rain, smoke, flicker (major: walking people).",
+    )
+    sensors: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Sensor name (as its stream is named) → fields: merged onto the recorded "
+        "sensor of that name (same kind), or a new sensor (its fields name its kind); removals "
+        "apply first.",
+    )
+    remove_sensors: tuple[str, ...] = Field((), description="Drop a sensor of any kind.")
+    stereo: StereoVariation | None = Field(None, description="A stereo pair added to the robot.")
+    seed: Seed = Field(0, description="Seed of added actors and weather.")
     _written_as: dict[tuple[str, str], str] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from twinsim.errors import ConfigError
 
 GROUND_TRUTHS = ("mujoco", "cycles")
 EXPOSURES = ("fixed", "auto")
+
+
+def _about(description: str) -> dict[str, str]:
+    """A field's metadata: its description (the help of its `twinsim replay` option)."""
+    return {"description": description}
 
 
 @dataclass(frozen=True)
@@ -27,18 +32,37 @@ class CyclesSettings:
     `adaptive_threshold`: Cycles' adaptive sampling noise threshold (0: off, every pixel takes
     all `samples`; 0.01 is Blender's default)."""
 
-    samples: int = 16
-    denoise: bool = True
-    seed: int = 0
-    every: int = 1
-    ground_truth: Literal["mujoco", "cycles"] = "mujoco"
-    exposure: Literal["fixed", "auto"] = "fixed"
-    vignetting: float = 0.0
-    chromatic_aberration: float = 0.0
-    motion_blur: bool = True
-    bump: float = 0.3
-    workers: int = 1
-    adaptive_threshold: float = 0.0
+    samples: int = field(default=16, metadata=_about("Samples per pixel."))
+    denoise: bool = field(default=True, metadata=_about("OpenImageDenoise the images."))
+    seed: int = field(default=0, metadata=_about("Seed of the path tracer's sampling."))
+    every: int = field(
+        default=1, metadata=_about("Render every K-th frame, copy the others' colour.")
+    )
+    ground_truth: Literal["mujoco", "cycles"] = field(
+        default="mujoco",
+        metadata=_about("Whose depth, masks and boxes the twin stores: mujoco or cycles."),
+    )
+    exposure: Literal["fixed", "auto"] = field(
+        default="fixed", metadata=_about("The camera's exposure, fixed or auto.")
+    )
+    vignetting: float = field(
+        default=0.0, metadata=_about("Vignetting strength in [0, 1] (cos⁴ fall-off).")
+    )
+    chromatic_aberration: float = field(
+        default=0.0, metadata=_about("Lateral chromatic aberration in [0, 0.05].")
+    )
+    motion_blur: bool = field(
+        default=True, metadata=_about("Blur shuttered cameras with Cycles' own shutter.")
+    )
+    bump: float = field(
+        default=0.3, metadata=_about("Strength of the textures' bump maps in [0, 1].")
+    )
+    workers: int = field(
+        default=1, metadata=_about("Processes rendering frames side by side (same bytes).")
+    )
+    adaptive_threshold: float = field(
+        default=0.0, metadata=_about("Adaptive sampling noise threshold (0: off).")
+    )
 
     def __post_init__(self) -> None:
         if self.samples <= 0:

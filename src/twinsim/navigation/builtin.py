@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from twinsim.closedloop.exploration import ExplorationTask
+from twinsim.closedloop.object_goal import ObjectGoalTask
+from twinsim.closedloop.tasks import PointGoalTask
 from twinsim.navigation.api import NavigatorEntry
 from twinsim.navigation.frontier import FrontierExplorer
 from twinsim.navigation.planner import ShortestPathNavigator
@@ -12,7 +15,7 @@ NAVIGATORS.register(
     "planner",
     NavigatorEntry(
         ShortestPathNavigator,
-        ("pointgoal", "objectgoal"),
+        (PointGoalTask.name, ObjectGoalTask.name),
         "shortest path on the ground-truth free space + pure pursuit",
     ),
 )
@@ -20,11 +23,13 @@ NAVIGATORS.register(
     "reactive_depth",
     NavigatorEntry(
         ReactiveDepthNavigator,
-        ("pointgoal", "objectgoal"),
+        (PointGoalTask.name, ObjectGoalTask.name),
         "depth-only obstacle avoidance towards the goal's bearing, no map",
     ),
 )
 NAVIGATORS.register(
     "frontier",
-    NavigatorEntry(FrontierExplorer, ("exploration",), "nearest frontier on its own depth map"),
+    NavigatorEntry(
+        FrontierExplorer, (ExplorationTask.name,), "nearest frontier on its own depth map"
+    ),
 )

@@ -5,7 +5,7 @@ through `run_episode` like any registered method, described by a small YAML file
 name: straight_line                 # its name in the tables
 protocol: zmq                       # zmq (a client of twinsim serve's protocol) or ros1
 command: [python3, policy.py, "{endpoint}", --goal, "{goal_x}", "{goal_y}"]
-tasks: [pointgoal]
+tasks: [pointgoal]                  # registered tasks it does (TASKS); default [pointgoal]
 timeout_s: 30                       # longest silence (start-up included) before the trial fails
 cwd: .                              # optional, relative to the YAML's folder (its default)
 env: {POLICY_GAIN: "0.8"}           # optional, added to the environment
@@ -34,6 +34,7 @@ from twinsim.closedloop import protocol
 from twinsim.configmodel import load_yaml_model
 from twinsim.errors import TwinsimError
 from twinsim.eval.methods.external import resolve_program  # the same rule as bench's YAMLs
+from twinsim.registries import DEFAULT_TASK, TASKS
 
 #: placeholders every command may use, and those of each protocol
 COMMON_PLACEHOLDERS = ("goal_x", "goal_y", "seed", "robot", "trial", "timeout_s")
@@ -54,7 +55,7 @@ class ExternalPolicySpec(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     protocol: Literal["zmq", "ros1"]
     command: list[str] = Field(min_length=1)
-    tasks: list[str] = Field(default_factory=lambda: ["pointgoal"], min_length=1)
+    tasks: list[str] = Field(default_factory=lambda: [DEFAULT_TASK], min_length=1)
     timeout_s: float = Field(30.0, gt=0, allow_inf_nan=False)
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
@@ -77,6 +78,9 @@ class ExternalPolicy:
 
     def __init__(self, spec: ExternalPolicySpec, source: Path) -> None:
         self.spec, self.source, self.name = spec, source, spec.name
+        for task in spec.tasks:
+            if task not in TASKS:
+                raise PolicyError(f"{source}: tasks: {TASKS.unknown(task)}")
         allowed = COMMON_PLACEHOLDERS + PROTOCOL_PLACEHOLDERS[spec.protocol]
         program, *arguments = spec.command
         if _PLACEHOLDER.search(program):
@@ -119,13 +123,7 @@ class ExternalPolicy:
 
     def navigator(self, folder: Path, seed: int):
         """The adapter that runs this policy in one trial (`folder`: the trial's own)."""
-        if self.spec.protocol == "zmq":
-            return ZmqPolicyNavigator(self, folder, seed)
-        try:
-            from twinsim.ros1.navigation import Ros1PolicyNavigator
-        except ImportError as exc:
-            raise PolicyError(f"{self.name}: ROS 1 is not installed ({exc})") from None
-        return Ros1PolicyNavigator(self, folder, seed)
+        return ADAPTERS[self.spec.protocol](self, folder, seed)
 
     def fields(self, context, folder: Path, seed: int, **protocol_fields: str) -> dict[str, str]:
         """The placeholder values of one trial."""
@@ -304,3 +302,16 @@ class ZmqPolicyNavigator:
             self.context.command_space.parse(robot, command)
             self._command = dict(command)
         return self._command
+
+
+def _ros1_navigator(policy: ExternalPolicy, folder: Path, seed: int):
+    """The ROS 1 adapter (`twinsim.ros1.navigation`), imported only for a `ros1` policy."""
+    try:
+        from twinsim.ros1.navigation import Ros1PolicyNavigator
+    except ImportError as exc:
+        raise PolicyError(f"{policy.name}: ROS 1 is not installed ({exc})") from None
+    return Ros1PolicyNavigator(policy, folder, seed)
+
+
+#: the adapter of each protocol: (policy, trial folder, seed) → the navigator of one trial
+ADAPTERS = {"zmq": ZmqPolicyNavigator, "ros1": _ros1_navigator}

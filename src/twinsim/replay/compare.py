@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +32,7 @@ from twinsim.sequence.reader import SequenceReader
 from twinsim.sequence.scans import EventData, LidarScan, event_records
 
 AXES = ("x", "y", "z", "roll", "pitch", "yaw")
-EVENT_CAMERA = "event_camera"
-EVENT_TYPES = (EVENT_CAMERA, "events")  # `events`: the type's name before it was renamed
+EVENT_CAMERA = "event_camera"  # a format-1 sequence's `events` reads as this (`twinsim.compat`)
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
@@ -227,8 +227,14 @@ def _force_per_step(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _kind(seq: SequenceReader, name: str) -> str | None:
-    kind = seq.stream_info(name).get("type")
-    return EVENT_CAMERA if kind in EVENT_TYPES else kind
+    return seq.stream_info(name).get("type")
+
+
+def _poses(seq_a: SequenceReader, seq_b: SequenceReader, name: str, stride: int) -> dict:
+    t_a, T_a = seq_a.groundtruth(name)
+    t_b, T_b = seq_b.groundtruth(name)
+    ia, ib = _common(t_a, t_b)
+    return {"samples": len(ia)} | pose_deviation(T_a[ia], T_b[ib])
 
 
 def _table(seq_a, seq_b, name: str) -> dict:
@@ -239,6 +245,18 @@ def _table(seq_a, seq_b, name: str) -> dict:
         return {"samples": 0}
     diff = max(float(np.abs(tb[c][ib] - ta[c][ia]).max()) for c in cols)
     return {"samples": len(ia), "max_abs_difference": diff}
+
+
+_Comparison = tuple[str, Callable[[SequenceReader, SequenceReader, str, int], dict]]
+#: how a stream of each type is compared, and the section of the result it goes in
+_COMPARISONS: dict[str | None, _Comparison] = {
+    "pose": ("poses", _poses),
+    "camera": ("cameras", _camera),
+    "lidar": ("lidars", lambda a, b, name, stride: _lidar(a, b, name)),
+    EVENT_CAMERA: ("event_cameras", lambda a, b, name, stride: _events(a, b, name)),
+    "contacts": ("contacts", lambda a, b, name, stride: _contacts(a, b, name)),
+}
+_TABLES: _Comparison = ("tables", lambda a, b, name, stride: _table(a, b, name))
 
 
 def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> dict:
@@ -264,21 +282,8 @@ def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> dict:
         kind = _kind(seq_a, name)
         if kind != _kind(seq_b, name):
             continue
-        if kind == "pose":
-            t_a, T_a = seq_a.groundtruth(name)
-            t_b, T_b = seq_b.groundtruth(name)
-            ia, ib = _common(t_a, t_b)
-            result["poses"][name] = {"samples": len(ia)} | pose_deviation(T_a[ia], T_b[ib])
-        elif kind == "camera":
-            result["cameras"][name] = _camera(seq_a, seq_b, name, stride)
-        elif kind == "lidar":
-            result["lidars"][name] = _lidar(seq_a, seq_b, name)
-        elif kind == EVENT_CAMERA:
-            result["event_cameras"][name] = _events(seq_a, seq_b, name)
-        elif kind == "contacts":
-            result["contacts"][name] = _contacts(seq_a, seq_b, name)
-        else:
-            result["tables"][name] = _table(seq_a, seq_b, name)
+        section, compare = _COMPARISONS.get(kind, _TABLES)
+        result[section][name] = compare(seq_a, seq_b, name, stride)
     result["only_in_a"] = [s for s in seq_a.streams if s not in seq_b.streams]
     result["only_in_b"] = [s for s in seq_b.streams if s not in seq_a.streams]
     return result

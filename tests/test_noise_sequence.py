@@ -184,7 +184,7 @@ def test_cli_noise_writes_a_valid_sequence_and_fails_cleanly(static_sequence, tm
     unknown = runner.invoke(
         app, ["noise", str(static_sequence), "--out", str(tmp_path / "y"), "--profile", "fancy"]
     )
-    assert unknown.exit_code == 2 and "known: rotors-default, carla-loc" in unknown.output
+    assert unknown.exit_code == 2 and "registered: rotors-default, carla-loc" in unknown.output
 
 
 def _beam(point: np.ndarray, range_m: float) -> tuple:

@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import Field, ValidationError, model_validator
 
+from twinsim.compat.config import SENSOR_SECTIONS, section_paths, upgrade_config
 from twinsim.config_shorthands import (
     DEFAULT_ROBOT,
-    SENSOR_SECTIONS,
     fold_robots,
     kind_default_sensors,
     merge,
@@ -36,7 +36,13 @@ from twinsim.model.sections import (
     TrafficConfig,
 )
 from twinsim.plugins import keyed_config
-from twinsim.registries import DEFAULT_GENERATOR, DEFAULT_ROBOT_KIND, GENERATORS, ROBOTS
+from twinsim.registries import (
+    DEFAULT_GENERATOR,
+    DEFAULT_PRESET,
+    DEFAULT_ROBOT_KIND,
+    GENERATORS,
+    ROBOTS,
+)
 from twinsim.textdata import TextDataError, excerpt, parse_yaml
 
 ROBOT_CONFIG = keyed_config(ROBOTS, "kind", DEFAULT_ROBOT_KIND)
@@ -75,7 +81,7 @@ class TwinsimConfig(_Config):
     @model_validator(mode="before")
     @classmethod
     def _fold_shorthands(cls, data: Any) -> Any:
-        return fold_robots(data) if isinstance(data, dict) else data
+        return canonical_form(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _rates_divide_physics(self) -> TwinsimConfig:
@@ -213,10 +219,11 @@ def validate_config(data: dict[str, Any]) -> TwinsimConfig:
     A field of a config written in a shorthand (`robot:`, `sensors:`, `lidars.l: ...`) is
     named as it was written.
     """
-    renames = sorted(shorthand_paths(data).items(), key=lambda item: -len(item[0]))
+    written = section_paths(data) | shorthand_paths(data)
+    renames = sorted(written.items(), key=lambda item: -len(item[0]))
     folded: Any = data
     try:
-        folded = fold_robots(data)
+        folded = canonical_form(data)
         return TwinsimConfig.model_validate(folded)
     except ValueError as exc:  # a ValidationError is a ValueError too
         if isinstance(exc, ValidationError):
@@ -228,8 +235,14 @@ def validate_config(data: dict[str, Any]) -> TwinsimConfig:
         raise ConfigError(message) from None
 
 
+def canonical_form(data: dict[str, Any]) -> dict[str, Any]:
+    """Any accepted form of a config's data in the canonical one: a format-1 config upgraded
+    (`twinsim.compat`, the one place it is), then the shorthands folded (`fold_robots`)."""
+    return fold_robots(upgrade_config(data))
+
+
 def load_config(
-    preset_or_path: str = "default",
+    preset_or_path: str = DEFAULT_PRESET,
     overrides: list[str] | tuple[str, ...] = (),
     seed: int | None = None,
     duration_s: float | None = None,

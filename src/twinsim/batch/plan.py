@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from twinsim import __version__
 from twinsim.configmodel import Seed, format_validation_error
 from twinsim.errors import TwinsimError
+from twinsim.registries import DEFAULT_PRESET
 from twinsim.textdata import TextDataError, parse_yaml
 
 #: the job types in the order the graph runs them
@@ -41,7 +42,7 @@ class _Model(BaseModel):
 class Runs(_Model):
     """The matrix: every config × seed × value of each axis is one run (a cell)."""
 
-    configs: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
+    configs: list[str] = Field(default_factory=lambda: [DEFAULT_PRESET], min_length=1)
     seeds: list[Seed] = Field(default_factory=lambda: [0], min_length=1)
     duration: float | None = Field(None, gt=0)
     set: list[str] = Field(default_factory=list)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field, model_validator
 
-from twinsim.closedloop.metrics import Collisions, GlobalPose, Metric, PathLength
+from twinsim.closedloop.metrics import Metric, make_metrics
 from twinsim.closedloop.observations import Observations, RobotObservations, first_camera
 from twinsim.closedloop.tasks import (
     GeodesicGrid,
@@ -88,6 +88,8 @@ class ExplorationTask:
     `target_coverage`."""
 
     name = "exploration"
+    #: the registered metrics that score it (`metrics`)
+    metric_names: tuple[str, ...] = ("coverage", "path_length", "collisions", "global_pose")
 
     def __init__(self, config: ExplorationConfig | None = None, robot: str | None = None) -> None:
         self.config = config or ExplorationConfig()
@@ -172,8 +174,8 @@ class ExplorationTask:
         return out
 
     def metrics(self, grace_s: float = 1.0) -> list[Metric]:
-        """Coverage, path length, collisions and the global pose."""
-        return [Coverage(), PathLength(), Collisions(grace_s), GlobalPose()]
+        """Coverage, path length, collisions and the global pose (`metric_names`)."""
+        return make_metrics(self.metric_names, grace_s)
 
     def finished(self, info: ExplorationInfo) -> bool:
         """The episode ends once the target coverage is reached."""

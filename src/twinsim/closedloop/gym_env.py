@@ -4,7 +4,8 @@ Importing this module registers `twinsim/PointNav-v0` and `twinsim/Explore-v0` (
 world) and `twinsim/PointNav-tiny-v0`, `twinsim/Explore-tiny-v0` (the tiny test world) with
 gymnasium; `twinsim` itself never
 imports gymnasium. Episodes are not recorded unless `record_dir` is given (training runs many
-episodes); recorded ones get their metrics beside them (`twinsim.closedloop.metrics`).
+episodes); recorded ones get their metrics beside them (`twinsim.closedloop.metrics`). The task
+and the metrics are looked up by name in `twinsim.registries.TASKS` and `METRICS`.
 """
 
 from __future__ import annotations
@@ -12,37 +13,38 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from twinsim.assemble import build_scene
-from twinsim.closedloop.metrics import MetricManager
+from twinsim.closedloop.metrics import MetricManager, make_metrics
 from twinsim.closedloop.observations import Observations, first_camera
 from twinsim.closedloop.session import EpisodeEndedError, Session
 from twinsim.closedloop.tasks import (
-    PointGoalConfig,
-    PointGoalTask,
     TaskError,
     TaskInfo,
     episode_seeds,
+    make_task,
     task_rng,
 )
 from twinsim.config import TwinsimConfig, load_config
 from twinsim.engine.backend import configure_backend
 from twinsim.errors import ConfigError
-from twinsim.registries import ROBOTS
+from twinsim.registries import DEFAULT_LIVE_ROBOT_KIND, DEFAULT_PRESET, DEFAULT_TASK, ROBOTS
 from twinsim.robots.common.commands import CommandError
 
 #: id → (class, keyword arguments)
 ENV_IDS = {
-    "twinsim/PointNav-v0": ("TwinsimNavEnv", {"preset": "default"}),
+    "twinsim/PointNav-v0": ("TwinsimNavEnv", {"preset": DEFAULT_PRESET}),
     "twinsim/PointNav-tiny-v0": ("TwinsimNavEnv", {"preset": "tiny"}),
-    "twinsim/Explore-v0": ("TwinsimExploreEnv", {"preset": "default"}),
+    "twinsim/Explore-v0": ("TwinsimExploreEnv", {"preset": DEFAULT_PRESET}),
     "twinsim/Explore-tiny-v0": ("TwinsimExploreEnv", {"preset": "tiny"}),
 }
+#: the metric the reward reads; the env adds it where `metrics` leaves it out
+REWARD_METRIC = "collisions"
 _SEED_BOUND = 2**31 - 1
 
 
@@ -80,17 +82,26 @@ class TwinsimNavEnv(gymnasium.Env):
     Reward per step: the geodesic progress to the goal (m), plus `success_bonus` on reaching
     it, minus `collision_penalty` per new collision (`metrics.Collisions`, after its grace).
     Terminated on success (within the task's radius); truncated at the config's time limit.
+
+    The task is `task_name` (default `pointgoal`; any registered task whose step gives a
+    point-goal `TaskInfo`, e.g. `objectgoal`) with the settings `task` (its config model or a
+    mapping of its fields); `metrics` names the registered metrics kept (default: the task's
+    own), `collisions` always among them.
     """
 
     metadata: ClassVar[dict] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    #: the task an env of this class runs where `task_name` names none
+    default_task: ClassVar[str] = DEFAULT_TASK
 
     def __init__(
         self,
-        preset: str | Path = "default",
+        preset: str | Path = DEFAULT_PRESET,
         overrides: Sequence[str] = (),
-        robot_kind: str | None = "omni",
-        task: PointGoalConfig | None = None,
+        robot_kind: str | None = DEFAULT_LIVE_ROBOT_KIND,
+        task: Any = None,
         *,
+        task_name: str | None = None,
+        metrics: Sequence[str] | None = None,
         include_rgb: bool = False,
         render_mode: str | None = None,
         record_dir: str | Path | None = None,
@@ -105,8 +116,10 @@ class TwinsimNavEnv(gymnasium.Env):
         self.config = load_config(str(preset), overrides=[*kind, *overrides])
         self.robot = next(iter(self.config.robots))
         self.camera, camera = _depth_camera(self.config, self.robot)
+        self.task_name = task_name or self.default_task
+        self.task = self._make_task(task)  # names checked before the world is built
+        self.metric_names = self._metric_names(metrics)
         self.fields, self.scale = _velocity_command(self.config, self.robot)
-        self.task = self._make_task(task)
         self.render_mode, self.include_rgb = render_mode, include_rgb
         self.success_bonus = success_bonus
         self.collision_penalty = collision_penalty
@@ -162,7 +175,12 @@ class TwinsimNavEnv(gymnasium.Env):
             self.session.close("error")
             tried = "; ".join(failures)
             raise TaskError(f"no world of episode seed {episode_seed} fits the task: {tried}")
-        self.metrics = MetricManager(self.task.metrics(self.grace_s), grace_s=self.grace_s)
+        metrics = (
+            self.task.metrics(self.grace_s)
+            if self.metric_names is None
+            else make_metrics(self.metric_names, self.grace_s)
+        )
+        self.metrics = MetricManager(metrics, grace_s=self.grace_s)
         self._rgb = np.zeros((*self._image_shape, 3), np.uint8)
         self._depth = np.zeros(self._image_shape, np.float32)
         self._ended = False
@@ -197,9 +215,23 @@ class TwinsimNavEnv(gymnasium.Env):
         """End the running episode (written where recording)."""
         self._end_episode()
 
-    def _make_task(self, config):
-        """The episode's task (a point goal here; `TwinsimExploreEnv` explores)."""
-        return PointGoalTask(config, self.robot)
+    def _make_task(self, config: Any):
+        """The episode's task: `task_name` from the registry, with its settings `config`."""
+        return make_task(self.task_name, config, self.robot)
+
+    @staticmethod
+    def _metric_names(metrics: Sequence[str] | None) -> tuple[str, ...] | None:
+        """The metrics named (each checked now, so a misspelt one fails at construction), with
+        the reward's; None: the task's own."""
+        if metrics is None:
+            return None
+        if isinstance(metrics, str):
+            raise ConfigError(f"metrics: a list of metric names, got {metrics!r}")
+        names = tuple(metrics)
+        if REWARD_METRIC not in names:
+            names = (*names, REWARD_METRIC)
+        make_metrics(names)
+        return names
 
     def _progress(self, previous: TaskInfo, info: TaskInfo) -> float:
         """The step's task reward: geodesic progress to the goal (m)."""
@@ -269,16 +301,14 @@ class TwinsimExploreEnv(TwinsimNavEnv):
 
     As `TwinsimNavEnv`, but the observation has no `pointgoal`, the task reward is the floor
     newly seen by the camera (m²) and an episode terminates once the task's target coverage is
-    reached. `task` is an `ExplorationConfig`; `success_bonus` defaults to 0.
+    reached. The task is `exploration` (`task` an `ExplorationConfig` or a mapping of its
+    fields); `success_bonus` defaults to 0.
     """
+
+    default_task: ClassVar[str] = "exploration"
 
     def __init__(self, *args, success_bonus: float = 0.0, **kwargs) -> None:
         super().__init__(*args, success_bonus=success_bonus, **kwargs)
-
-    def _make_task(self, config):
-        from twinsim.closedloop.exploration import ExplorationTask
-
-        return ExplorationTask(config, self.robot)
 
     def _progress(self, previous, info) -> float:
         return info.covered_m2 - previous.covered_m2

@@ -3,8 +3,12 @@
 A `MetricManager` updates its metrics with each step's robot observations and the task's
 `TaskInfo`, keeps every metric's time series, and writes them with a summary. A metric is any
 object with a `name`, its `columns`, `update(obs, info)`, a `value` (one float per column) and a
-`summary()`. The defaults: DistanceToGoal, TimeToGoal, Success, PathLength, Collisions,
-GlobalPose, SPL = S·l/max(p, l) and SC = S/(1 + collisions).
+`summary()`. Metrics are registered by name in `twinsim.registries.METRICS` (the built-ins in
+`closedloop/builtin_metrics.py`, others through the entry-point group `twinsim.metrics`), and
+`make_metrics(names, grace_s)` makes a set of them, each metric another one reads (SPL reads
+Success and PathLength) made once, before it. The defaults (`DEFAULT_METRICS`):
+DistanceToGoal, TimeToGoal, Success, PathLength, Collisions, GlobalPose,
+SPL = S·l/max(p, l) and SC = S/(1 + collisions).
 
 Files: a closed sequence lists every file it holds in `checksums.csv`, and `validate` reports
 any file it does not list, so the metrics go beside the episode, in `<episode>.metrics/`
@@ -15,7 +19,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -23,6 +28,8 @@ import numpy as np
 
 from twinsim.atomic import write_text_atomic
 from twinsim.closedloop.observations import RobotObservations
+from twinsim.errors import ConfigError
+from twinsim.registries import DEFAULT_METRICS, METRICS
 from twinsim.scene.vocabulary import class_id
 from twinsim.sequence.contacts import NO_PART
 
@@ -220,21 +227,61 @@ class SoftCollisionSuccess:
         return self.value[0]
 
 
+@dataclass
+class MetricContext:
+    """What a metric's factory gets: the collision grace (s) and `need(name)`, the metric
+    `name` of the same set (made first where not made yet), for a metric that reads another."""
+
+    grace_s: float
+    _need: Callable[[str], Metric] = field(repr=False)
+
+    def need(self, name: str) -> Metric:
+        return self._need(name)
+
+
+@dataclass(frozen=True)
+class MetricEntry:
+    """A registered metric: its factory (`MetricContext` → a fresh metric whose `name` is the
+    one it is registered as) and a line saying what it measures."""
+
+    factory: Callable[[MetricContext], Metric]
+    summary: str
+
+
+def make_metrics(names: Sequence[str], grace_s: float = 1.0) -> list[Metric]:
+    """Fresh metrics of the registered `names`, each once; a metric another one reads comes
+    before it (added where `names` lacks it). An unknown name fails listing the registered."""
+    names = list(names)
+    if len(set(names)) != len(names):
+        raise ConfigError(f"metrics: name each metric once, got {', '.join(names)}")
+    made: dict[str, Metric] = {}
+    making: list[str] = []
+
+    def need(name: str) -> Metric:
+        if name in made:
+            return made[name]
+        if name in making:
+            raise ConfigError(f"metrics: {' → '.join([*making, name])} needs itself")
+        entry = METRICS.get(name)
+        making.append(name)
+        metric = entry.factory(MetricContext(grace_s, need))
+        making.pop()
+        if metric.name != name:
+            raise ConfigError(
+                f"metrics: metric {name!r} ({METRICS.origin(name)}) makes a metric named "
+                f"{metric.name!r}"
+            )
+        made[name] = metric
+        return metric
+
+    for name in names:
+        need(name)
+    return list(made.values())
+
+
 def default_metrics(grace_s: float = 1.0) -> list[Metric]:
-    """Unreal Robotics Lab's metrics plus path length, success, SPL and SC."""
-    success = Success()
-    path = PathLength()
-    collisions = Collisions(grace_s)
-    return [
-        DistanceToGoal(),
-        TimeToGoal(),
-        success,
-        path,
-        collisions,
-        GlobalPose(),
-        SPL(success, path),
-        SoftCollisionSuccess(success, collisions),
-    ]
+    """Unreal Robotics Lab's metrics plus path length, success, SPL and SC (`DEFAULT_METRICS`)."""
+    return make_metrics(DEFAULT_METRICS, grace_s)
 
 
 def metrics_dir(episode_dir: str | Path) -> Path:
@@ -260,17 +307,22 @@ def _goal_of(info) -> list[float] | None:
 
 
 class MetricManager:
-    """Updates `metrics` (default: `default_metrics(grace_s)`) every step until `timeout_s`
-    (None: no timeout of its own), keeping each one's time series."""
+    """Updates `metrics` (default: `default_metrics(grace_s)`; names are made by
+    `make_metrics`) every step until `timeout_s` (None: no timeout of its own), keeping each
+    one's time series."""
 
     def __init__(
         self,
-        metrics: Sequence[Metric] | None = None,
+        metrics: Sequence[Metric | str] | None = None,
         *,
         grace_s: float = 1.0,
         timeout_s: float | None = None,
     ) -> None:
-        self.metrics = list(metrics) if metrics is not None else default_metrics(grace_s)
+        if metrics is None:
+            metrics = DEFAULT_METRICS
+        if all(isinstance(m, str) for m in metrics):
+            metrics = make_metrics(metrics, grace_s)
+        self.metrics = list(metrics)
         names = [m.name for m in self.metrics]
         if len(set(names)) != len(names):
             raise ValueError(f"metrics: names must be unique, got {', '.join(names)}")

@@ -5,23 +5,30 @@ and stepped with every step's observations (`step(obs)` → `TaskInfo`). `PointG
 goal on the world's ground-truth free space for the robot's footprint, at a geodesic distance
 in a range from the start, and reports the geodesic distance left (the shortest path on the
 free space), which the metrics (`twinsim.closedloop.metrics`) and the gymnasium reward use.
+
+Tasks are registered by name in `twinsim.registries.TASKS` (`TaskEntry`: the built-ins
+`pointgoal`, `objectgoal` and `exploration` in `closedloop/builtin_tasks.py`, others through the
+entry-point group `twinsim.tasks`); `make_task(name, config, robot)` makes one.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from scipy import ndimage
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
-from twinsim.closedloop.metrics import Metric, default_metrics
+from twinsim.closedloop.metrics import Metric, make_metrics
 from twinsim.closedloop.observations import Observations
-from twinsim.configmodel import ConfigModel
-from twinsim.errors import TwinsimError
+from twinsim.configmodel import ConfigModel, format_validation_error
+from twinsim.errors import ConfigError, TwinsimError
+from twinsim.registries import DEFAULT_METRICS, DEFAULT_TASK, TASKS
 from twinsim.scene.free_space import FreeSpace, build_free_space, floor_region
 
 #: spawn key of the task's random stream, apart from the world's streams of the same seed
@@ -160,6 +167,8 @@ class PointGoalTask:
     [`min_distance_m`, `max_distance_m`] of the start; success within `success_radius_m`."""
 
     name = "pointgoal"
+    #: the registered metrics that score it (`metrics`)
+    metric_names: tuple[str, ...] = DEFAULT_METRICS
 
     def __init__(self, config: PointGoalConfig | None = None, robot: str | None = None) -> None:
         self.config = config or PointGoalConfig()
@@ -208,8 +217,9 @@ class PointGoalTask:
         )
 
     def metrics(self, grace_s: float = 1.0) -> list[Metric]:
-        """The metrics that score it: URL's defaults plus path length, success, SPL and SC."""
-        return default_metrics(grace_s)
+        """The metrics that score it (`metric_names`): URL's defaults plus path length,
+        success, SPL and SC."""
+        return make_metrics(self.metric_names, grace_s)
 
     def finished(self, info: TaskInfo) -> bool:
         """The episode ends once the goal is reached."""
@@ -249,3 +259,43 @@ class PointGoalTask:
                 f"{reach:.2f} m away"
             )
         return self.grid.xy(int(rng.choice(pool)))
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """A registered task: its factory (`factory(config, robot)`, `config` an instance of
+    `config_model` or None for its defaults, `robot` None for the session's first) and a line
+    saying what it asks of the robot."""
+
+    factory: Callable[..., Any]
+    config_model: type[BaseModel]
+    summary: str
+
+    def config(self, name: str, config: BaseModel | Mapping[str, Any] | None) -> BaseModel | None:
+        """`config` as this task's model: a mapping is validated (one line if wrong), a model
+        of another task's kind refused."""
+        if config is None or isinstance(config, self.config_model):
+            return config
+        if isinstance(config, BaseModel):
+            raise ConfigError(
+                f"task {name!r}: settings of type {self.config_model.__name__}, "
+                f"got {type(config).__name__}"
+            )
+        if not isinstance(config, Mapping):
+            raise ConfigError(f"task {name!r}: its settings are a mapping, got {config!r}")
+        try:
+            return self.config_model.model_validate(dict(config))
+        except ValidationError as exc:
+            message = format_validation_error(exc, self.config_model, dict(config))
+            raise ConfigError(f"task {name!r}: {message}") from None
+
+
+def make_task(
+    name: str = DEFAULT_TASK,
+    config: BaseModel | Mapping[str, Any] | None = None,
+    robot: str | None = None,
+):
+    """A fresh task of the registered `name` with `config` (its model, or a mapping of its
+    fields), for `robot`; an unknown name fails listing the registered tasks."""
+    entry = TASKS.get(name)
+    return entry.factory(entry.config(name, config), robot)

@@ -27,7 +27,6 @@ def spec_options() -> ModelOptions:
         NavBenchSpec,
         names={"duration_s": "--duration", "overrides": "--set"},
         notes={key: "comma separated" for key in ("methods", "worlds", "adversity")},
-        defaults={"worlds": ("apartment", "warehouse")},
         skip=("goal_m", "external"),  # goal_m is --goal-min/--goal-max; external from methods
     )
 

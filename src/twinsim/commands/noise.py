@@ -9,10 +9,11 @@ import typer
 
 from twinsim.commands.common import console, fail, progress_bar
 from twinsim.errors import TwinsimError
-from twinsim.noise import PROFILES, apply_noise, resolve_profile
+from twinsim.noise import apply_noise, resolve_profile
+from twinsim.registries import NOISE_PROFILES
 
 _PROFILE_HELP = "Noise profile: " + "; ".join(
-    f"{name} ({p.description})" for name, p in PROFILES.items()
+    f"{name} ({NOISE_PROFILES[name].description})" for name in NOISE_PROFILES
 )
 
 

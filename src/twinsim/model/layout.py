@@ -9,7 +9,8 @@ SEQUENCE_FORMAT = "twinsim-sequence"
 #: 2: several robots (`robots`, each stream's `robot`, `<robot>.<stream>` names when there are
 #: several), sensor stream types named as their kinds (`event_camera`, was `events`)
 SEQUENCE_FORMAT_VERSION = 2
-#: the formats this twinsim reads (older ones are read as the current one, in memory)
+#: the formats this twinsim reads (older ones are read as the current one, in memory; 1 by
+#: `twinsim.compat` until its removal in twinsim 0.3.0)
 READABLE_FORMAT_VERSIONS = (1, 2)
 
 INCOMPLETE = "INCOMPLETE"

@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from twinsim.compat.sequence import upgrade_scene
 from twinsim.model.base import (
     IDENTITY_QUAT,
     RGB,
@@ -39,7 +40,7 @@ TextureKind = Literal["wood", "tiles", "carpet", "plaster", "wallpaper", "fabric
 RoomType = Literal["living_room", "kitchen", "bedroom", "bathroom", "corridor", "office"]
 
 #: 2: `robots` (each with its `name`) replaced the one `robot`, and sensors name their robot;
-#: format 1 still reads (as one robot named `robot`)
+#: format 1 still reads (as one robot named `robot`, `twinsim.compat` until its removal)
 #: 3: `hinge_range_unit` (older scenes' hinge ranges were read by MuJoCo as degrees)
 SCENE_FORMAT_VERSION = 3
 
@@ -407,13 +408,11 @@ class SceneSpec(FrozenSpec):
     @model_validator(mode="before")
     @classmethod
     def _read_older_formats(cls, data: Any) -> Any:
-        """A format-1 scene (one `robot`) as format 2: that robot, named `robot`; a format-1
-        or -2 scene as format 3, with its hinge ranges built as they were (`"deg"`)."""
+        """A format-1 scene as format 2 (`twinsim.compat`); a format-2 scene as format 3,
+        with its hinge ranges built as they were (`"deg"`)."""
         if not isinstance(data, dict) or data.get("format_version") not in (1, 2):
             return data
-        if data.get("format_version") == 1 and "robot" in data:
-            robot = data["robot"]
-            data = {k: v for k, v in data.items() if k != "robot"} | {"robots": [robot]}
+        data = upgrade_scene(data)
         return data | {"format_version": SCENE_FORMAT_VERSION, "hinge_range_unit": "deg"}
 
     @model_validator(mode="after")

@@ -5,23 +5,24 @@ has drawn its goal, then `act(obs, info)` every control period, returning that r
 (`{mode: {field: value}}`, as `Session.step` takes it). `run_episode` is the one loop: reset the
 session and the task, step until the task is done or the time limit, update the task's metrics,
 and close the episode (written where the session records). Methods are registered in
-`twinsim.registries.NAVIGATORS`.
+`twinsim.registries.NAVIGATORS`, tasks in `TASKS` and metrics in `METRICS`: `run_episode` takes
+each by name too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from twinsim.closedloop.metrics import Metric, MetricManager
+from twinsim.closedloop.metrics import Metric, MetricManager, make_metrics
 from twinsim.closedloop.observations import Observations, first_camera
 from twinsim.closedloop.session import Session
 from twinsim.config import TwinsimConfig
-from twinsim.registries import ROBOTS
+from twinsim.registries import NAVIGATORS, ROBOTS
 from twinsim.robots.common.commands import CommandSpace
 from twinsim.robots.common.live_reference import BaseLimits
 
@@ -110,19 +111,29 @@ StepCallback = Callable[[Observations, Any], None]
 
 def run_episode(
     session: Session,
-    task: Task,
-    navigator: Navigator,
+    task: Task | str,
+    navigator: Navigator | str,
     seed: int,
     *,
     out: str | Path | None = None,
     grace_s: float = 1.0,
     on_step: StepCallback | None = None,
+    metrics: Sequence[str] | None = None,
 ) -> EpisodeResult:
     """Run one episode of `navigator` on `task` in the world of `seed`; the session's config
     sets the time limit. Ends when `task.finished(info)` (ended_by `task_done`) or at the time
-    limit; the metrics are written beside a recorded episode (`metrics.metrics_dir`)."""
-    from twinsim.closedloop.tasks import task_rng
+    limit; the metrics are written beside a recorded episode (`metrics.metrics_dir`).
 
+    `task` and `navigator` may be registered names (`TASKS`, with the task's default settings;
+    `NAVIGATORS`, its factory's defaults); `metrics` names registered metrics (default: the
+    task's own). Every name is checked before the session resets."""
+    from twinsim.closedloop.tasks import make_task, task_rng
+
+    if isinstance(task, str):
+        task = make_task(task)
+    if isinstance(navigator, str):
+        navigator = NAVIGATORS.get(navigator).factory()
+    scored = task.metrics(grace_s) if metrics is None else make_metrics(metrics, grace_s)
     obs = session.reset(seed=seed, out=out)
     robot = task.robot or session.robots[0]
     task.robot = robot
@@ -144,7 +155,7 @@ def run_episode(
         rng=navigator_rng(seed),
     )
     navigator.reset(context)
-    manager = MetricManager(task.metrics(grace_s), grace_s=grace_s)
+    manager = MetricManager(scored, grace_s=grace_s)
     info = task.step(obs)
     manager.update(obs.robots[robot], info)
     path = [info.position[:2].copy()]

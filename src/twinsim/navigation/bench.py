@@ -28,6 +28,12 @@ import numpy as np
 from twinsim.atomic import write_text_atomic
 from twinsim.errors import OutputFolderError, TwinsimError
 from twinsim.eval.harness import Job, Progress, read_status, run_jobs, write_status
+from twinsim.registries import (
+    DEFAULT_LIVE_ROBOT_KIND,
+    DEFAULT_NAV_WORLDS,
+    DEFAULT_PRESET,
+    DEFAULT_TASK,
+)
 from twinsim.sequence.writer import resumable_output
 
 MANIFEST = "navbench.json"
@@ -69,8 +75,9 @@ class NavTrial:
 @dataclass(frozen=True)
 class NavBenchSpec:
     """What a navbench runs: methods, worlds (scene generators), adversity levels, trials, the
-    robot kind, the episode time limit, the goal range, extra config overrides, and the preset
-    they apply to."""
+    robot kind, the episode time limit, the goal range, extra config overrides, the preset
+    they apply to, and the task (registered in `TASKS`; one whose config takes the goal range,
+    `min_distance_m` and `max_distance_m`)."""
 
     methods: tuple[str, ...] = field(
         metadata=_about(
@@ -78,13 +85,15 @@ class NavBenchSpec:
             "(*.yaml, docs/navbench.md)."
         )
     )
-    worlds: tuple[str, ...] = field(metadata=_about("World generators."))
+    worlds: tuple[str, ...] = field(
+        default=DEFAULT_NAV_WORLDS, metadata=_about("World generators.")
+    )
     adversity: tuple[str, ...] = field(
         default=("none", "minor", "major"), metadata=_about("Levels: none, minor, major.")
     )
     trials: int = field(default=5, metadata=_about("Trials per method, world and level."))
     seed: int = field(default=0, metadata=_about("Trial i runs in the world and goal of seed + i."))
-    robot: str = field(default="omni", metadata=_about("Robot kind driven."))
+    robot: str = field(default=DEFAULT_LIVE_ROBOT_KIND, metadata=_about("Robot kind driven."))
     duration_s: float = field(default=60.0, metadata=_about("Episode time limit (s)."))
     goal_m: tuple[float, float] = field(
         default=(2.0, 6.0), metadata=_about("Shortest and longest goal distance (m, geodesic).")
@@ -92,24 +101,30 @@ class NavBenchSpec:
     overrides: tuple[str, ...] = field(
         default=(), metadata=_about("Config override key=value for every trial.")
     )
-    preset: str = field(default="default", metadata=_about("Preset or YAML the worlds start from."))
+    preset: str = field(
+        default=DEFAULT_PRESET, metadata=_about("Preset or YAML the worlds start from.")
+    )
     external: tuple[tuple[str, str], ...] = field(
         default=(), metadata=_about("(name, YAML path) of each external policy.")
+    )
+    task: str = field(
+        default=DEFAULT_TASK, metadata=_about("The task of every trial (a registered task).")
     )
 
     def check(self) -> None:
         """Every name known, every count positive: one line naming what is wrong."""
-        from twinsim.registries import GENERATORS, NAVIGATORS
+        from twinsim.registries import GENERATORS, NAVIGATORS, TASKS
 
         if not self.methods or len(set(self.methods)) != len(self.methods):
             raise TwinsimError(f"--methods: each method once, got {', '.join(self.methods)}")
+        TASKS.get(self.task).config(self.task, self.task_settings())
         external = dict(self.external)
         for method in self.methods:
             if method in external:
                 continue  # checked when its YAML was read (`with_policies`)
             entry = NAVIGATORS.get(method)
-            if "pointgoal" not in entry.tasks:
-                raise TwinsimError(f"--methods: {method!r} does not navigate to a point goal")
+            if self.task not in entry.tasks:
+                raise TwinsimError(f"--methods: {method!r} does not do the task {self.task!r}")
         for world in self.worlds or ("",):
             if world not in GENERATORS:
                 raise TwinsimError(f"--worlds: {GENERATORS.unknown(world)}")
@@ -120,6 +135,10 @@ class NavBenchSpec:
             raise TwinsimError(f"--trials must be at least 1, got {self.trials}")
         if not 0 < self.goal_m[0] <= self.goal_m[1]:
             raise TwinsimError(f"--goal-min/--goal-max: 0 < min <= max, got {self.goal_m}")
+
+    def task_settings(self) -> dict[str, float]:
+        """The task's settings: the goal range."""
+        return {"min_distance_m": self.goal_m[0], "max_distance_m": self.goal_m[1]}
 
     def config_overrides(self, world: str, adversity: str) -> list[str]:
         """The overrides of the preset for one world and adversity level."""
@@ -153,9 +172,9 @@ def with_policies(spec: NavBenchSpec) -> NavBenchSpec:
             methods.append(method)
             continue
         policy = load_policy(method)
-        if "pointgoal" not in policy.spec.tasks:
+        if spec.task not in policy.spec.tasks:
             raise TwinsimError(
-                f"{policy.source}: tasks: navbench runs pointgoal, got {policy.spec.tasks}"
+                f"{policy.source}: tasks: navbench runs {spec.task}, got {policy.spec.tasks}"
             )
         if policy.name in NAVIGATORS or policy.name in external:
             raise TwinsimError(
@@ -219,19 +238,21 @@ def _manifest(spec: NavBenchSpec) -> dict:
         "goal_m": list(spec.goal_m),
         "overrides": list(spec.overrides),
         "preset": spec.preset,
+        "task": spec.task,
     }
 
 
 def _prepare(out: Path, spec: NavBenchSpec) -> None:
     """A new or empty folder gets a manifest; one with a manifest is resumed when the seed,
-    robot, time limit, goal range and overrides agree (methods, worlds, levels may grow)."""
+    robot, time limit, goal range, overrides and task agree (methods, worlds, levels may grow)."""
     manifest = out / MANIFEST
     fixed = _manifest(spec)
     if manifest.is_file():
         try:
             previous = json.loads(manifest.read_text(encoding="utf-8"))
+            previous.setdefault("task", DEFAULT_TASK)  # written before tasks had names
             before = {k: previous[k] for k in fixed}
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise OutputFolderError(f"{manifest}: cannot be read ({exc})") from None
         for key, value in fixed.items():
             if before[key] != value:
@@ -271,16 +292,14 @@ def run_nav_trial(trial: NavTrial, spec: NavBenchSpec, folder: Path) -> dict:
 
 def _episode(trial: NavTrial, spec: NavBenchSpec, folder: Path, seed: int) -> None:
     from twinsim.closedloop.session import Session
-    from twinsim.closedloop.tasks import PointGoalConfig, PointGoalTask
+    from twinsim.closedloop.tasks import make_task
     from twinsim.config import load_config
     from twinsim.navigation.api import run_episode
     from twinsim.registries import NAVIGATORS
 
     overrides = spec.config_overrides(trial.world, trial.adversity)
     cfg = load_config(spec.preset, overrides, duration_s=spec.duration_s)
-    task = PointGoalTask(
-        PointGoalConfig(min_distance_m=spec.goal_m[0], max_distance_m=spec.goal_m[1])
-    )
+    task = make_task(spec.task, spec.task_settings())
     external = dict(spec.external)
     if trial.method in external:
         from twinsim.navigation.external import load_policy

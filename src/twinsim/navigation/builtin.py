@@ -3,6 +3,9 @@ ZeroMQ protocol of external policies."""
 
 from __future__ import annotations
 
+from twinsim.closedloop.exploration import ExplorationTask
+from twinsim.closedloop.object_goal import ObjectGoalTask
+from twinsim.closedloop.tasks import PointGoalTask
 from twinsim.navigation.api import NavigatorEntry
 from twinsim.navigation.external import PolicyProtocol, ZmqPolicyNavigator
 from twinsim.navigation.frontier import FrontierExplorer
@@ -14,7 +17,7 @@ NAVIGATORS.register(
     "planner",
     NavigatorEntry(
         ShortestPathNavigator,
-        ("pointgoal", "objectgoal"),
+        (PointGoalTask.name, ObjectGoalTask.name),
         "shortest path on the ground-truth free space + pure pursuit",
     ),
 )
@@ -22,12 +25,14 @@ NAVIGATORS.register(
     "reactive_depth",
     NavigatorEntry(
         ReactiveDepthNavigator,
-        ("pointgoal", "objectgoal"),
+        (PointGoalTask.name, ObjectGoalTask.name),
         "depth-only obstacle avoidance towards the goal's bearing, no map",
     ),
 )
 NAVIGATORS.register(
     "frontier",
-    NavigatorEntry(FrontierExplorer, ("exploration",), "nearest frontier on its own depth map"),
+    NavigatorEntry(
+        FrontierExplorer, (ExplorationTask.name,), "nearest frontier on its own depth map"
+    ),
 )
 POLICY_PROTOCOLS.register("zmq", PolicyProtocol(("endpoint",), ZmqPolicyNavigator))

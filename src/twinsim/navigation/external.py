@@ -5,7 +5,7 @@ through `run_episode` like any registered method, described by a small YAML file
 name: straight_line                 # its name in the tables
 protocol: zmq                       # zmq (a client of twinsim serve's protocol) or ros1
 command: [python3, policy.py, "{endpoint}", --goal, "{goal_x}", "{goal_y}"]
-tasks: [pointgoal]
+tasks: [pointgoal]                  # registered tasks it does (TASKS); default [pointgoal]
 timeout_s: 30                       # longest silence (start-up included) before the trial fails
 cwd: .                              # optional, relative to the YAML's folder (its default)
 env: {POLICY_GAIN: "0.8"}           # optional, added to the environment
@@ -37,7 +37,7 @@ from twinsim.closedloop import protocol
 from twinsim.configmodel import load_yaml_model
 from twinsim.errors import TwinsimError
 from twinsim.eval.methods.external import resolve_program  # the same rule as bench's YAMLs
-from twinsim.registries import POLICY_PROTOCOLS
+from twinsim.registries import DEFAULT_TASK, POLICY_PROTOCOLS, TASKS
 
 #: placeholders every command may use (each protocol adds its own)
 COMMON_PLACEHOLDERS = ("goal_x", "goal_y", "seed", "robot", "trial", "timeout_s")
@@ -72,7 +72,7 @@ class ExternalPolicySpec(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     protocol: Annotated[str, AfterValidator(_registered_protocol)]
     command: list[str] = Field(min_length=1)
-    tasks: list[str] = Field(default_factory=lambda: ["pointgoal"], min_length=1)
+    tasks: list[str] = Field(default_factory=lambda: [DEFAULT_TASK], min_length=1)
     timeout_s: float = Field(30.0, gt=0, allow_inf_nan=False)
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
@@ -95,6 +95,9 @@ class ExternalPolicy:
 
     def __init__(self, spec: ExternalPolicySpec, source: Path) -> None:
         self.spec, self.source, self.name = spec, source, spec.name
+        for task in spec.tasks:
+            if task not in TASKS:
+                raise PolicyError(f"{source}: tasks: {TASKS.unknown(task)}")
         allowed = COMMON_PLACEHOLDERS + POLICY_PROTOCOLS.get(spec.protocol).placeholders
         program, *arguments = spec.command
         if _PLACEHOLDER.search(program):
@@ -138,6 +141,7 @@ class ExternalPolicy:
     def navigator(self, folder: Path, seed: int):
         """The adapter that runs this policy in one trial (`folder`: the trial's own)."""
         return POLICY_PROTOCOLS.get(self.spec.protocol).navigator(self, folder, seed)
+
 
     def fields(self, context, folder: Path, seed: int, **protocol_fields: str) -> dict[str, str]:
         """The placeholder values of one trial."""

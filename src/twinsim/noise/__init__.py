@@ -2,6 +2,7 @@
 
 Models (IMU white noise and bias walk, RealSense / Kinect depth, motion blur and rolling shutter,
 photon and read noise, LiDAR range noise) and their profiles are documented in docs/noise.md.
+Named profiles are entries of `NOISE_PROFILES` (`twinsim.registries`).
 """
 
 from twinsim._lazy import lazy_exports
@@ -17,7 +18,7 @@ __getattr__, __dir__ = lazy_exports(
         "add_imu_noise": "twinsim.noise.imu",
         "noise_series": "twinsim.noise.imu",
         "lidar_noise": "twinsim.noise.lidar",
-        "PROFILES": "twinsim.noise.profiles",
+        "NOISE_PROFILES": "twinsim.registries",
         "DepthNoise": "twinsim.noise.profiles",
         "ImuNoise": "twinsim.noise.profiles",
         "LidarNoise": "twinsim.noise.profiles",
@@ -30,7 +31,7 @@ __getattr__, __dir__ = lazy_exports(
 )
 
 __all__ = [
-    "PROFILES",
+    "NOISE_PROFILES",
     "SPLINE_SUFFIX",
     "DepthNoise",
     "ImuNoise",

@@ -183,11 +183,17 @@ def _write_imu(seq, writer, stream, profile: NoiseProfile, seed: int, draws: dic
     yield stream
 
 
+#: progress units of a stream of each type with frames or scans (a table is 1)
+_UNITS: dict[str, Callable[[SequenceReader, str], int]] = {
+    "camera": lambda seq, stream: len(seq.camera(stream)),
+    "lidar": lambda seq, stream: len(seq.lidar(stream)),
+}
+
+
 def _units(seq: SequenceReader, stream: str, kind: str) -> int:
     """Progress units of a stream: its frames or scans, or 1 for a table."""
-    if kind == "camera":
-        return len(seq.camera(stream))
-    return len(seq.lidar(stream)) if kind == "lidar" else 1
+    units = _UNITS.get(kind)
+    return 1 if units is None else units(seq, stream)
 
 
 def _write_lidar(seq, writer, stream, profile: NoiseProfile, seed: int, draws: dict):

@@ -1,9 +1,11 @@
-"""Noise parameters as data: one pydantic model per sensor, a registry of named profiles.
+"""Noise parameters as data: one pydantic model per sensor, and a profile of them.
 
 Every density is a continuous-time value (per √Hz); the models scale it by the stream's sample
 rate. A profile lists the stream types it needs; sections that are not enabled leave their
-streams untouched. `resolve_profile` applies `--set section.key=value` overrides and turns any
-invalid value into a one-line `NoiseError`.
+streams untouched. Named profiles are registered in `twinsim.registries.NOISE_PROFILES` (the
+built-ins in `noise/builtin.py`, others through the entry-point group
+`twinsim.noise_profiles`). `resolve_profile` looks one up by name, applies
+`--set section.key=value` overrides and turns any invalid value into a one-line `NoiseError`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from twinsim.configmodel import format_validation_error
 from twinsim.errors import TwinsimError
+from twinsim.registries import NOISE_PROFILES
 from twinsim.textdata import TextDataError, excerpt, parse_yaml
 
 
@@ -139,135 +142,12 @@ class NoiseProfile(_Section):
     gnss: GnssNoise = GnssNoise()
 
 
-# GRADE's released IMU noise: RotorS' ADIS16448 defaults (its gazebo_imu_plugin): gyro white
-# 2·35/3600 °/s/√Hz, bias walk 2·4/3600 °/s²/√Hz, turn-on σ 0.5 °/s; accelerometer white
-# 2·2e-3 m/s²/√Hz, bias walk 2·3e-3 m/s³/√Hz, turn-on σ 20e-3 · 9.8 m/s² (checked in its source)
-_ROTORS_IMU = ImuNoise(
-    enabled=True,
-    gyro_noise_density=3.394e-4,
-    accel_noise_density=4e-3,
-    gyro_random_walk=3.88e-5,
-    accel_random_walk=6e-3,
-    gyro_turn_on_bias=0.0087,
-    accel_turn_on_bias=0.196,
-)
-_REALSENSE = DepthNoise(
-    enabled=True,
-    model="realsense",
-    min_range_m=0.1,
-    max_range_m=5.0,
-    edge_threshold=0.1,
-    dark_threshold=0.04,
-    reflective_dropout=0.5,
-)
-_GRADE_RGB = RgbNoise(
-    enabled=True,
-    exposure_s=(0.01, 0.1),
-    rolling_shutter_mean_s=0.015,
-    rolling_shutter_std_s=0.006,
-    full_well_e=6000.0,
-    read_noise_e=3.0,
-    exposure_jitter=0.05,
-    gamma_jitter=0.03,
-)
-
-PROFILES: dict[str, NoiseProfile] = {
-    p.name: p
-    for p in (
-        NoiseProfile(
-            name="rotors-default",
-            description="IMU noise of GRADE / RotorS (ADIS16448)",
-            requires=("imu",),
-            imu=_ROTORS_IMU,
-        ),
-        NoiseProfile(
-            name="carla-loc",
-            description="CARLA-Loc: spline IMU + white noise and bias walk; LiDAR σ 0.02 m",
-            requires=("imu",),
-            imu=ImuNoise(
-                enabled=True,
-                gyro_noise_density=2e-4,
-                accel_noise_density=2e-3,
-                gyro_random_walk=2e-5,
-                accel_random_walk=3e-3,
-                spline=True,
-            ),
-            lidar=LidarNoise(enabled=True, range_sigma_m=0.02),
-        ),
-        NoiseProfile(
-            name="spline-imu",
-            description="adds <imu>_spline: a noise-free IMU from splines through the ground "
-            "truth (CARLA-Loc's method); every other stream unchanged",
-            requires=("imu",),
-            imu=ImuNoise(enabled=True, spline=True),
-        ),
-        NoiseProfile(
-            name="realsense-d435i",
-            description="RealSense D435i depth: stereo noise ∝ z², clip at 5 m, invalid pixels",
-            requires=("camera",),
-            depth=_REALSENSE,
-        ),
-        NoiseProfile(
-            name="realsense-d435i-3.5m",
-            description="RealSense D435i depth clipped at 3.5 m (GRADE's benchmark setting)",
-            requires=("camera",),
-            depth=_REALSENSE.model_copy(update={"max_range_m": 3.5}),
-        ),
-        NoiseProfile(
-            name="kinect",
-            description="Kinect-like structured light depth (axial + lateral noise), 0.5–4.5 m",
-            requires=("camera",),
-            depth=DepthNoise(
-                enabled=True,
-                model="kinect",
-                min_range_m=0.5,
-                max_range_m=4.5,
-                edge_threshold=0.1,
-                dark_threshold=0.04,
-            ),
-        ),
-        NoiseProfile(
-            name="grade",
-            description="GRADE's evaluation noise: RotorS IMU, D435i depth at 3.5 m, motion "
-            "blur, rolling shutter, sensor noise",
-            requires=("imu", "camera"),
-            imu=_ROTORS_IMU,
-            depth=_REALSENSE.model_copy(update={"max_range_m": 3.5}),
-            rgb=_GRADE_RGB,
-        ),
-        NoiseProfile(
-            name="lidar",
-            description="Gaussian LiDAR range noise σ 0.02 m and 1 % dropouts",
-            requires=("lidar",),
-            lidar=LidarNoise(enabled=True, range_sigma_m=0.02, dropout=0.01),
-        ),
-        NoiseProfile(
-            name="gnss",
-            description="single-frequency GNSS: white σ 0.3 m horizontal / 0.5 m vertical, "
-            "Gauss-Markov bias σ 1 m / 2 m (τ 60 s), 0.5 outages per minute of 2–10 s",
-            requires=("gnss",),
-            gnss=GnssNoise(
-                enabled=True,
-                horizontal_sigma_m=0.3,
-                vertical_sigma_m=0.5,
-                bias_horizontal_sigma_m=1.0,
-                bias_vertical_sigma_m=2.0,
-                bias_tau_s=60.0,
-                velocity_sigma_mps=0.05,
-                outage_rate_per_min=0.5,
-                outage_duration_s=(2.0, 10.0),
-            ),
-        ),
-    )
-}
-
-
 def resolve_profile(name: str, overrides: Sequence[str] = ()) -> NoiseProfile:
-    """The profile `name` with `section.key=value` overrides applied and validated."""
-    base = PROFILES.get(name)
-    if base is None:
-        raise NoiseError(f"unknown noise profile {name!r}; known: {', '.join(PROFILES)}")
-    data = base.model_dump(mode="json")
+    """The registered profile `name` (named as it is registered) with `section.key=value`
+    overrides applied and validated."""
+    if name not in NOISE_PROFILES:
+        raise NoiseError(NOISE_PROFILES.unknown(name))
+    data = NOISE_PROFILES.get(name).model_dump(mode="json") | {"name": name}
     for assignment in overrides:
         key, sep, raw = assignment.partition("=")
         parts = key.strip().split(".")

@@ -22,6 +22,7 @@ JSON, `rows(section)` the text `twinsim compare` prints.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import ClassVar
@@ -36,8 +37,7 @@ from twinsim.sequence.reader import SequenceReader
 from twinsim.sequence.scans import EventData, LidarScan, event_records
 
 AXES = ("x", "y", "z", "roll", "pitch", "yaw")
-EVENT_CAMERA = "event_camera"
-EVENT_TYPES = (EVENT_CAMERA, "events")  # `events`: the type's name before it was renamed
+EVENT_CAMERA = "event_camera"  # a format-1 sequence's `events` reads as this (`twinsim.compat`)
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
@@ -232,8 +232,14 @@ def _force_per_step(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _kind(seq: SequenceReader, name: str) -> str | None:
-    kind = seq.stream_info(name).get("type")
-    return EVENT_CAMERA if kind in EVENT_TYPES else kind
+    return seq.stream_info(name).get("type")
+
+
+def _poses(seq_a: SequenceReader, seq_b: SequenceReader, name: str, stride: int) -> dict:
+    t_a, T_a = seq_a.groundtruth(name)
+    t_b, T_b = seq_b.groundtruth(name)
+    ia, ib = _common(t_a, t_b)
+    return {"samples": len(ia)} | pose_deviation(T_a[ia], T_b[ib])
 
 
 def _table(seq_a, seq_b, name: str) -> dict:
@@ -376,6 +382,18 @@ ROW_COLUMNS = {
 }
 
 
+_Comparison = tuple[str, Callable[[SequenceReader, SequenceReader, str, int], dict]]
+#: how a stream of each type is compared, and the section of the result it goes in
+_COMPARISONS: dict[str | None, _Comparison] = {
+    "pose": ("poses", _poses),
+    "camera": ("cameras", _camera),
+    "lidar": ("lidars", lambda a, b, name, stride: _lidar(a, b, name)),
+    EVENT_CAMERA: ("event_cameras", lambda a, b, name, stride: _events(a, b, name)),
+    "contacts": ("contacts", lambda a, b, name, stride: _contacts(a, b, name)),
+}
+_TABLES: _Comparison = ("tables", lambda a, b, name, stride: _table(a, b, name))
+
+
 def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> Comparison:
     """Compare every stream the two sequences share, each by its type: poses, cameras (every
     `stride`-th frame), LiDARs, event cameras, and tables."""
@@ -390,21 +408,8 @@ def compare_sequences(a: str | Path, b: str | Path, stride: int = 1) -> Comparis
         kind = _kind(seq_a, name)
         if kind != _kind(seq_b, name):
             continue
-        if kind == "pose":
-            t_a, T_a = seq_a.groundtruth(name)
-            t_b, T_b = seq_b.groundtruth(name)
-            ia, ib = _common(t_a, t_b)
-            result.poses[name] = {"samples": len(ia)} | pose_deviation(T_a[ia], T_b[ib])
-        elif kind == "camera":
-            result.cameras[name] = _camera(seq_a, seq_b, name, stride)
-        elif kind == "lidar":
-            result.lidars[name] = _lidar(seq_a, seq_b, name)
-        elif kind == EVENT_CAMERA:
-            result.event_cameras[name] = _events(seq_a, seq_b, name)
-        elif kind == "contacts":
-            result.contacts[name] = _contacts(seq_a, seq_b, name)
-        else:
-            result.tables[name] = _table(seq_a, seq_b, name)
+        section, compare = _COMPARISONS.get(kind, _TABLES)
+        getattr(result, section)[name] = compare(seq_a, seq_b, name, stride)
     result.only_in_a.extend(s for s in seq_a.streams if s not in seq_b.streams)
     result.only_in_b.extend(s for s in seq_b.streams if s not in seq_a.streams)
     return result

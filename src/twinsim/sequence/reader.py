@@ -11,6 +11,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from twinsim.compat.sequence import upgrade_metadata
 from twinsim.errors import SequenceError
 from twinsim.model.layout import (
     BOXES_FILE,
@@ -27,7 +28,7 @@ from twinsim.model.layout import (
     frame_path,
 )
 from twinsim.model.scene import SceneSpec
-from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND
+from twinsim.registries import DEFAULT_ROBOT
 from twinsim.sequence.contacts import CONTACTS_FILE, read_contacts
 from twinsim.sequence.frames import Frame
 from twinsim.sequence.images import read_npy, read_png
@@ -84,26 +85,7 @@ def read_metadata(path: Path) -> dict:
         folder = Path(path) / name
         if folder.is_symlink():
             raise SequenceError(f"{folder}: a stream folder must not be a symbolic link")
-    return upgrade_metadata(data)
-
-
-def upgrade_metadata(data: dict) -> dict:
-    """Metadata of format 1 in the current form, in memory (the file is left as it is): its
-    one robot named `robot` owns every stream, and event cameras are of type `event_camera`.
-    `format_version` keeps saying what the files are."""
-    if data.get("format_version") != 1:
-        return data
-    config = data.get("config")
-    robot = config.get("robot") if isinstance(config, dict) else None
-    kind = robot.get("kind", DEFAULT_ROBOT_KIND) if isinstance(robot, dict) else DEFAULT_ROBOT_KIND
-    streams = {}
-    for name, info in data["streams"].items():
-        if isinstance(info, dict):
-            info = info | {"robot": DEFAULT_ROBOT}
-            if info.get("type") == "events":
-                info["type"] = "event_camera"
-        streams[name] = info
-    return data | {"robots": [{"name": DEFAULT_ROBOT, "kind": kind}], "streams": streams}
+    return upgrade_metadata(data)  # a format-1 sequence as the current one (`twinsim.compat`)
 
 
 def open_sequence(path: str | Path, *, check: bool = True) -> SequenceReader:

@@ -11,15 +11,16 @@ import pytest
 from twinsim.assemble import build_scene
 from twinsim.config import load_config
 
+SHORT = "sim.duration_s=8"  # a short tour: the same code paths, a fraction of the planning
 # sha256 of `build_scene(...).to_json()`, first 16 hex digits, recorded at commit 16fb57c
 GOLDEN = {
-    "drone": ([], "11b2c0db1aaa278b"),
-    "omni": (["robot.kind=omni"], "5476b0485498e991"),
-    "diff_drive": (["robot.kind=diff_drive"], "dad92bc573f8bb90"),
-    "quadruped": (["robot.kind=quadruped"], "a06bb335235fb49b"),
+    "drone": ([SHORT], "1dddfb23a3249f5c"),
+    "omni": (["robot.kind=omni", SHORT], "d77b2d7247e16248"),
+    "diff_drive": (["robot.kind=diff_drive", SHORT], "76b1d6b535cf2a93"),
+    "quadruped": (["robot.kind=quadruped", SHORT], "ccfedce64966795c"),
     "arm": (["robot.kind=arm"], "91060bde53910e1e"),
-    "car_town": (["robot.kind=car", "scene.generator=town"], "a0fbd8977f2e7297"),
-    "warehouse": (["scene.generator=warehouse"], "448da7d82c95a739"),
+    "car_town": (["robot.kind=car", "scene.generator=town", SHORT], "93aa540c6e145369"),
+    "warehouse": (["scene.generator=warehouse", SHORT], "0f060ce92fab5c90"),
 }
 
 

@@ -10,6 +10,7 @@ import typer
 from twinsim.commands.common import SetOption, console, fail, progress_bar
 from twinsim.config import load_config
 from twinsim.errors import ConfigError, TwinsimError
+from twinsim.registries import DEFAULT_PRESET
 
 
 def run(
@@ -18,7 +19,7 @@ def run(
     ] = None,
     config: Annotated[
         str, typer.Option("--config", "-c", help="Preset name or path to a YAML config.")
-    ] = "default",
+    ] = DEFAULT_PRESET,
     seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
     duration: Annotated[
         float | None, typer.Option(help="Recorded seconds (after the 1 s bootstrap).")
@@ -60,7 +61,7 @@ def _resume(folder: Path, out, config, seed, duration, set_) -> None:
         name
         for name, value in (
             ("--out", out),
-            ("--config", None if config == "default" else config),
+            ("--config", None if config == DEFAULT_PRESET else config),
             ("--seed", seed),
             ("--duration", duration),
             ("--set", set_ or None),

@@ -133,6 +133,7 @@ def test_resume_refuses_another_sequence_of_the_same_name(dynamic_sequence, othe
     assert strict_json(out / "bench.json")["sequences"]["seq"]["path"] == str(moved)
 
 
+@pytest.mark.slow
 def test_alignment_per_method_and_url_columns(dynamic_sequence, tmp_path):
     """A monocular method (scale 0.5) is scored after Sim(3) alignment, a metric one after
     SE(3); the tables carry coverage and scaled ATE; a diverged estimate is a failed trial."""

@@ -210,6 +210,7 @@ def test_collisions_grace_floor_and_timeout():
     assert summary["metrics"]["time_to_goal"] == 2.5
 
 
+@pytest.mark.slow
 def test_explore_env_passes_the_checker_and_pays_for_new_floor():
     """The exploration env: check_env passes, and its rewards add up to the floor seen (m²)."""
     env = gymnasium.make("twinsim/Explore-tiny-v0", overrides=[*SMALL, "sim.duration_s=1.0"])

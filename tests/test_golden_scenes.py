@@ -14,18 +14,18 @@ from twinsim.config import load_config
 SHORT = "sim.duration_s=8"  # a short tour: the same code paths, a fraction of the planning
 # sha256 of `build_scene(...).to_json()`, first 16 hex digits, recorded at commit 16fb57c
 GOLDEN = {
-    "drone": ([SHORT], "1dddfb23a3249f5c"),
-    "omni": (["robot.kind=omni", SHORT], "d77b2d7247e16248"),
-    "diff_drive": (["robot.kind=diff_drive", SHORT], "76b1d6b535cf2a93"),
-    "quadruped": (["robot.kind=quadruped", SHORT], "ccfedce64966795c"),
-    "arm": (["robot.kind=arm"], "91060bde53910e1e"),
-    "car_town": (["robot.kind=car", "scene.generator=town", SHORT], "93aa540c6e145369"),
-    "warehouse": (["scene.generator=warehouse", SHORT], "0f060ce92fab5c90"),
+    "drone": ("default", [SHORT], "1dddfb23a3249f5c"),
+    "omni": ("default", ["robot.kind=omni", SHORT], "d77b2d7247e16248"),
+    "diff_drive": ("default", ["robot.kind=diff_drive", SHORT], "76b1d6b535cf2a93"),
+    "quadruped": ("default", ["robot.kind=quadruped", SHORT], "ccfedce64966795c"),
+    "arm": ("default", ["robot.kind=arm"], "91060bde53910e1e"),
+    "car_town": ("town", ["robot.kind=car", SHORT], "6fd18fca16da89c5"),
+    "warehouse": ("default", ["scene.generator=warehouse", SHORT], "0f060ce92fab5c90"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(GOLDEN))
 def test_scene_json_is_byte_identical_to_the_recorded_hash(case):
-    overrides, digest = GOLDEN[case]
-    scene = build_scene(load_config("default", [*overrides, "seed=0"]))
+    preset, overrides, digest = GOLDEN[case]
+    scene = build_scene(load_config(preset, [*overrides, "seed=0"]))
     assert hashlib.sha256(scene.to_json().encode()).hexdigest()[:16] == digest

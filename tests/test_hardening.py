@@ -404,6 +404,7 @@ def test_a_pickled_npy_is_not_advised_to_be_unpickled(tmp_path):
     assert "allow_pickle" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_a_twin_that_fits_fewer_people_than_asked_says_so(tmp_path):
     runner = CliRunner()
     many = runner.invoke(

@@ -65,6 +65,7 @@ def test_an_episode_is_a_valid_sequence_with_its_metrics_beside_it(planned):
     assert meta["closed_loop"]["ended_by"] == "task_done"
 
 
+@pytest.mark.slow
 def test_the_depth_only_policy_reaches_the_goal(tmp_path, gl_backend):
     result, _ = _episode("reactive_depth", tmp_path)
     assert result.summary["metrics"]["success"] == 1.0

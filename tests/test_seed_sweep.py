@@ -51,7 +51,7 @@ def _scene(name: str, seed: int) -> SceneSpec:
 
 
 #: the seeds of the everyday tier (`make test-fast`); the others are marked slow
-QUICK_SEEDS = 3
+QUICK_SEEDS = 1
 
 
 @pytest.mark.parametrize(

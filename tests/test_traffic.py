@@ -206,6 +206,7 @@ def test_traffic_without_roads_is_a_one_line_error(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_a_recorded_town_run_with_traffic_validates_and_counts_it(tmp_path, gl_backend):
     from typer.testing import CliRunner
 

@@ -40,6 +40,7 @@ def env():
     env.close()
 
 
+@pytest.mark.slow
 def test_env_passes_gymnasium_checker(env):
     """check_env: spaces, reset/step signatures and seeding, render."""
     env.reset(seed=SEED)  # check_env's own resets then draw their worlds from this seed

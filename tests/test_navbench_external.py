@@ -74,6 +74,7 @@ def zmq_run(tmp_path_factory, gl_backend):
     return done, tmp / "nb", time.monotonic() - start
 
 
+@pytest.mark.slow
 def test_a_zeromq_policy_reaches_the_goal_in_navbench(zmq_run):
     done, out, _ = zmq_run
     assert done.returncode == 0, done.stderr
@@ -88,6 +89,7 @@ def test_a_zeromq_policy_reaches_the_goal_in_navbench(zmq_run):
     assert "straight_zmq" in (out / "table.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_policy_that_exits_or_falls_silent_is_a_failed_trial(zmq_run):
     _, out, seconds = zmq_run
     table = _table(out)

@@ -31,6 +31,7 @@ from twinsim.actors.placement import (
 from twinsim.actors.population import generate_people
 from twinsim.actors.traffic.in_town import PlannedBox, make_town_traffic
 from twinsim.actors.yielding import RobotTrack, yield_times, yield_to_robots
+from twinsim.adversity import relight
 from twinsim.config import TwinsimConfig
 from twinsim.errors import ConfigError, PlanningError
 from twinsim.model.scene import (
@@ -290,7 +291,8 @@ def _draw_world(
         robots = [
             r.model_copy(update={"instance_id": first_robot_id + i}) for i, r in enumerate(robots)
         ]
-    return actors.into(layout.to_scene(cfg.seed, tuple(robots), tuple(sensors)))
+    scene = actors.into(layout.to_scene(cfg.seed, tuple(robots), tuple(sensors)))
+    return relight(scene, cfg.light)  # the `light:` section, as a twin relights (no change: same)
 
 
 def _with_traffic(

@@ -29,11 +29,13 @@ from twinsim.model.clock import expected_count
 from twinsim.model.sections import (
     FlyingObjectsConfig,
     GroundTruthConfig,
+    LightConfig,
     OutputConfig,
     PeopleConfig,
     RenderConfig,
     SimConfig,
     TrafficConfig,
+    WeatherConfig,
 )
 from twinsim.plugins import keyed_config
 from twinsim.registries import (
@@ -71,6 +73,9 @@ class TwinsimConfig(_Config):
     traffic: TrafficConfig = TrafficConfig()
     groundtruth: GroundTruthConfig = GroundTruthConfig()
     render: RenderConfig = RenderConfig()
+    # the weather and light a run records in, as a twin's variations of the same names
+    weather: WeatherConfig = WeatherConfig()
+    light: LightConfig = LightConfig()
     output: OutputConfig = OutputConfig()
 
     @property
@@ -82,6 +87,15 @@ class TwinsimConfig(_Config):
     @classmethod
     def _fold_shorthands(cls, data: Any) -> Any:
         return canonical_form(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="after")
+    def _one_flicker(self) -> TwinsimConfig:
+        if self.light.flicker > 0.0 and self.render.flicker > 0.0:
+            raise ValueError(
+                f"light.flicker={self.light.flicker} and render.flicker={self.render.flicker} "
+                "both make the light flicker; give one of them"
+            )
+        return self
 
     @model_validator(mode="after")
     def _rates_divide_physics(self) -> TwinsimConfig:

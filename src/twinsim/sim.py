@@ -19,6 +19,7 @@ from twinsim._numerics import numerics
 from twinsim._version import __version__
 from twinsim.actors.pedestrians import WALKER_PREFIX
 from twinsim.actors.traffic.in_town import VEHICLE_PREFIX
+from twinsim.adversity import config_atmosphere, run_metadata, weather_writers
 from twinsim.assemble import build_scene
 from twinsim.checkpoint import Checkpoint, LoggedStates, write_checkpoint
 from twinsim.config import TwinsimConfig
@@ -120,6 +121,7 @@ def build_metadata(cfg: TwinsimConfig, scene: SceneSpec, steps: StepRange) -> di
         "rooms": [r.model_dump(mode="json") for r in scene.rooms],
         "robots": [{"name": r.name, "kind": r.kind} for r in scene.robots],
         "streams": streams,
+        **run_metadata(cfg),
     }
 
 
@@ -179,7 +181,9 @@ def record(
     if resume is not None and not steps.start < resume.step < steps.end:
         raise OutputFolderError(f"{out}: checkpoint step {resume.step} is outside the run")
     metadata = build_metadata(cfg, scene, steps)
-    world = World(scene, cfg.render, cfg.sim.physics_hz)
+    atmosphere = config_atmosphere(cfg)
+    look = None if atmosphere is None else atmosphere.look
+    world = World(scene, cfg.render, cfg.sim.physics_hz, look)
     try:
         with SequenceWriter(
             Path(out),
@@ -188,7 +192,14 @@ def record(
             rgb_png_level=cfg.output.rgb_png_level,
             resume=None if resume is None else resume.writer,
         ) as writer:
-            stats, clamped = _fly(cfg, scene, world, writer, steps, progress, resume)
+            target = writer
+            if atmosphere is not None:  # the weather of `twinsim.adversity`, as a twin's
+                target = weather_writers(writer, scene, atmosphere.look, atmosphere.weather)
+            try:
+                stats, clamped = _fly(cfg, scene, world, writer, target, steps, progress, resume)
+            finally:
+                if target is not writer:
+                    target.flush()
             writer.close({"statistics": stats, "commands_clamped": clamped})
     finally:
         world.close()
@@ -196,13 +207,15 @@ def record(
 
 
 def _fly(
-    cfg, scene, world, writer, steps: StepRange, progress, resume: Checkpoint | None
+    cfg, scene, world, writer, target, steps: StepRange, progress, resume: Checkpoint | None
 ) -> tuple[dict, dict]:
-    """Drive every robot through every step with its controller, recording and checkpointing;
-    return statistics and what each robot's controller clamped (`clamped_report`). A resumed
-    run replays the steps before its checkpoint without recording, checked against the log."""
+    """Drive every robot through every step with its controller, recording (through `target`:
+    the writer, or the weather's writers over it) and checkpointing; return statistics and
+    what each robot's controller clamped (`clamped_report`). A resumed run replays the steps
+    before its checkpoint without recording, checked against the log."""
     hz = cfg.sim.physics_hz
-    recorder = StreamRecorder(cfg, scene, world, writer)
+    recorder = StreamRecorder(cfg, scene, world, target)
+    write_pending = getattr(target, "write_pending", None)  # frames still being composited
     drives = []
     for robot in scene.robots:
         kind, view = ROBOTS.get(robot.kind), world.robot(robot.name)
@@ -222,6 +235,8 @@ def _fly(
         if period and k >= due:
             state = recorder.checkpoint()
             if state is not None:
+                if write_pending is not None:
+                    write_pending()
                 streams = writer.checkpoint()
                 write_checkpoint(
                     writer.path, Checkpoint(k, streams, state, config, writer.contents())

@@ -159,13 +159,15 @@ class TwinsimNavEnv(gymnasium.Env):
         drawn from the task's stream of that seed. Where that world leaves the task no goal
         (`TaskError`: a start too far from any), the next of `episode_seeds(seed)` is tried
         (a recorded one stays on disk, ended by `reset`); `info["world_seed"]` says which world
-        the episode runs in."""
+        the episode runs in. `options`: `weather` and `light`, this episode's config sections
+        of those names (`{"weather": {"fog": 0.6}}`; `Session.reset`)."""
         super().reset(seed=seed)
         self._end_episode()
         episode_seed = int(self.np_random.integers(_SEED_BOUND)) if seed is None else int(seed)
+        adversity = {k: v for k, v in (options or {}).items() if k in ("weather", "light")}
         failures = []
         for world_seed in episode_seeds(episode_seed):
-            obs = self.session.reset(seed=world_seed)
+            obs = self.session.reset(seed=world_seed, **adversity)
             try:
                 self.task.reset(self.session, obs, task_rng(world_seed))
                 break

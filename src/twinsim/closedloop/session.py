@@ -16,9 +16,10 @@ import numbers
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from twinsim.adversity import config_atmosphere, weather_writers
 from twinsim.assemble import build_scene
 from twinsim.closedloop.observations import Observations, ObservationTap, RobotObservations
-from twinsim.config import TwinsimConfig, load_config
+from twinsim.config import TwinsimConfig, load_config, validate_config
 from twinsim.configmodel import MAX_SEED
 from twinsim.engine.backend import configure_backend
 from twinsim.errors import ConfigError, TwinsimError
@@ -85,10 +86,19 @@ class Session:
         episode = self._require_episode()
         return episode.spaces[episode.robot_name(robot)]
 
-    def reset(self, seed: int | None = None, out: str | Path | None = None) -> Observations:
+    def reset(
+        self,
+        seed: int | None = None,
+        out: str | Path | None = None,
+        *,
+        weather: Mapping | None = None,
+        light: Mapping | None = None,
+    ) -> Observations:
         """End the current episode (if any) and start a new one: the world of the config with
         `seed` (default: the config's seed plus the episode number), settled through the
-        bootstrap; returns the readings of its first control period, the robots holding still."""
+        bootstrap; returns the readings of its first control period, the robots holding still.
+        `weather`, `light`: this episode's sections of those names (fields as in a config,
+        e.g. `{"fog": 0.6}`), in place of the config's; `ConfigError` in one line if bad."""
         if self._episode is not None and not self._episode.ended:
             self.close("reset")
         while self.record and out is None and self._taken(self.episodes):
@@ -101,6 +111,9 @@ class Session:
             raise ConfigError(f"reset seed: an integer from 0 to 2**63-1 or None, got {seed!r}")
         seed = self.config.seed + self.episodes if seed is None else int(seed)
         cfg = self.config.model_copy(update={"seed": seed})
+        sections = {k: v for k, v in (("weather", weather), ("light", light)) if v is not None}
+        if sections:
+            cfg = validate_config(cfg.model_dump(mode="json") | sections)
         path = None
         if self.record:
             path = (
@@ -170,7 +183,8 @@ class _Episode:
         self.hz = hz = cfg.sim.physics_hz
         self.per_step = hz // control_hz
         self.steps = step_range(cfg)
-        self.world = World(scene, cfg.render, hz)
+        atmosphere = config_atmosphere(cfg)  # the config's weather and light, as a run's
+        self.world = World(scene, cfg.render, hz, None if atmosphere is None else atmosphere.look)
         self.writer = None
         self.ended, self.ended_by = False, ""
         self.commands = 0
@@ -181,7 +195,11 @@ class _Episode:
                     path, scene.to_json(), metadata, rgb_png_level=cfg.output.rgb_png_level
                 )
             self.tap = ObservationTap(self.writer)
-            self.recorder = StreamRecorder(cfg, scene, self.world, self.tap)
+            target = self.tap
+            if atmosphere is not None:  # composited before the tap: observed as recorded
+                look, weather = atmosphere.look, atmosphere.weather
+                target = weather_writers(self.tap, scene, look, weather, in_flight=0)
+            self.recorder = StreamRecorder(cfg, scene, self.world, target)
             self.prefixes = {r.name: scene.stream_prefix(r.name) for r in scene.robots}
             self.drives = []
             self.spaces: dict[str, CommandSpace] = {}

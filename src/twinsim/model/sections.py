@@ -1,14 +1,20 @@
 """The sections of a run's config that are plain settings: the clock, people, traffic, flying
-objects, ground-truth rates, rendering and output. The sections picked by a registry (the
-scene's generator, each robot's kind, each sensor's kind) are assembled in `twinsim.config`."""
+objects, ground-truth rates, rendering, weather, light and output. The sections picked by a
+registry (the scene's generator, each robot's kind, each sensor's kind) are assembled in
+`twinsim.config`.
+
+`WeatherConfig` and `LightConfig` are also the replay's variations of the same name
+(`twinsim.replay.variations`: `Variations.light` is a `LightConfig`, its `fog`, `rain`, `snow`
+and `smoke` are `WeatherConfig`'s fields), so a run and a twin take one model."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
-from twinsim.configmodel import ConfigModel
+from twinsim.configmodel import ConfigModel, Seed
 
 
 class SimConfig(ConfigModel):
@@ -132,3 +138,42 @@ class OutputConfig(ConfigModel):
 
     rgb_png_level: int = Field(0, ge=0, le=9)
     checkpoint_s: float = Field(1.0, ge=0.0, allow_inf_nan=False)
+
+
+class WeatherConfig(ConfigModel):
+    """Weather a run records in (and a twin's `fog`, `rain`, `snow`, `smoke`): MuJoCo's fog on
+    the colour pass and the LiDARs, rain, snow and smoke composited onto each colour image and
+    degrading the LiDARs (`twinsim.adversity`); draws from the run's seed. None or 0: none."""
+
+    fog: float | None = Field(None, ge=0.0, le=1.0, description="Fog density 0..1.")
+    rain: float | None = Field(None, ge=0.0, le=1.0, description="Rain 0..1.")
+    snow: float | None = Field(None, ge=0.0, le=1.0, description="Snow 0..1.")
+    smoke: float | None = Field(None, ge=0.0, le=1.0, description="Drifting smoke 0..1.")
+
+
+class LightPreset(StrEnum):
+    day = "day"
+    dusk = "dusk"
+    night = "night"
+
+
+class LightConfig(ConfigModel):
+    """Scene lighting: a preset, then a global intensity and colour, new random tints, flicker
+    (a run's `light:` section and a twin's `light` variation)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    preset: LightPreset | None = Field(None, description="Light preset.")
+    intensity: float = Field(1.0, ge=0.0, le=10.0, description="Global light gain.")
+    color: tuple[float, float, float] = Field(
+        (1.0, 1.0, 1.0), description="Global light colour (red, green, blue in [0, 1])."
+    )
+    seed: Seed | None = Field(None, description="New random light tints.")
+    flicker: float = Field(0.0, ge=0.0, le=1.0, description="Light flicker amplitude 0..1.")
+    flicker_hz: float = Field(2.0, gt=0.0, le=60.0, description="Light flicker frequency (Hz).")
+
+    @model_validator(mode="after")
+    def _color(self) -> LightConfig:
+        if any(not 0.0 <= c <= 1.0 for c in self.color):
+            raise ValueError(f"color={self.color} must be three values in [0, 1]")
+        return self

@@ -18,25 +18,23 @@ provably holds already are copied from it instead of rendered (`twinsim.replay.r
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from twinsim.adversity import atmosphere_for, lidar_weather, relight, weather_writers
+from twinsim.adversity.atmosphere import recorded_atmosphere
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
 from twinsim.engine.look import Look
-from twinsim.model.layout import frame_path
 from twinsim.model.scene import SceneSpec
 from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.registries import ROBOTS
 from twinsim.render.cycles.settings import CyclesSettings
 from twinsim.replay.actors import remove_actors
-from twinsim.replay.light import look_for, relight
 from twinsim.replay.materials import rematerial
 from twinsim.replay.populate import add_actors, added_people_config
 from twinsim.replay.renderer import (
@@ -51,18 +49,11 @@ from twinsim.replay.reuse import reusable_cameras
 from twinsim.replay.sensors import twin_sensors
 from twinsim.replay.source import ReplaySource, load_source
 from twinsim.replay.variations import ReplayMode, Variations
-from twinsim.replay.weather import Weather
-from twinsim.sensors.camera import intrinsics
-from twinsim.sensors.lidar_weather import LidarWeather, LidarWeatherWriter
 from twinsim.sequence import SequenceWriter
-from twinsim.sequence.frames import CameraFrame, CopiedFrame
-from twinsim.sequence.images import read_npy
 from twinsim.sequence.writer import check_output_folder
 from twinsim.sim import StepRange, build_metadata
 
 ProgressCallback = Callable[[int, int], None]
-_VISUAL = ("fog", "rain", "snow", "smoke")
-_WEATHER_IN_FLIGHT = 2  # frames composited ahead of the writer
 
 
 @dataclass(frozen=True)
@@ -78,12 +69,9 @@ class TwinPlan:
 
 
 def _inherited(source: ReplaySource) -> tuple[Look, dict[str, float]]:
-    """The look and weather of a source that is itself a twin (none for a generated run)."""
-    twin = source.metadata.get("twin") or {}
-    look = Look(
-        **{k: tuple(v) if isinstance(v, list) else v for k, v in twin.get("look", {}).items()}
-    )
-    return look, dict(twin.get("weather", {}))
+    """The look and weather of a source that is itself a twin or a run recorded in weather or
+    light (`twinsim.adversity`); none for a run in clear air."""
+    return recorded_atmosphere(source.metadata)
 
 
 def plan_twin(source: ReplaySource, variations: Variations) -> TwinPlan:
@@ -106,67 +94,10 @@ def plan_twin(source: ReplaySource, variations: Variations) -> TwinPlan:
         scene = rematerial(scene, v.materials_seed)
     config, scene = twin_sensors(source.config, scene, v)
     look, weather = _inherited(source)
-    visual = v.light.preset is not None or v.light.flicker > 0 or v.light.intensity != 1.0
-    if visual or any(getattr(v, k) is not None for k in _VISUAL):
-        look = look_for(v.light, v.fog, v.seed)
-        weather = {k: float(getattr(v, k) or 0.0) for k in ("rain", "snow", "smoke")}
-        weather["seed"] = v.seed
+    atmosphere = atmosphere_for(v.light, v.fog, v.rain, v.snow, v.smoke, v.seed)
+    if atmosphere is not None:
+        look, weather = atmosphere.look, atmosphere.weather
     return TwinPlan(config, scene, look, weather, variations, len(scene.people) - kept_people)
-
-
-class _WeatherWriter:
-    """A writer that composites the weather onto each colour image before writing it.
-
-    Compositing runs on one worker thread (NumPy releases the GIL) while the simulation renders
-    the next frames; frames are handed to the writer in the order they came.
-    """
-
-    def __init__(self, writer: SequenceWriter, weather: Weather, scene: SceneSpec) -> None:
-        self._writer, self._weather = writer, weather
-        self._K = {
-            scene.stream_prefix(s.robot) + s.name: intrinsics(s.width, s.height, s.hfov_deg)
-            for s in scene.sensors
-            if s.type == "camera"
-        }
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weather")
-        self._pending: deque[tuple[Callable, str, CameraFrame | CopiedFrame, Future | None]]
-        self._pending = deque()
-
-    def __getattr__(self, name: str):
-        return getattr(self._writer, name)
-
-    def write_frame(self, name: str, frame: CameraFrame) -> None:
-        self._queue(self._writer.write_frame, name, frame, frame.depth)
-
-    def write_copied_frame(self, name: str, frame: CopiedFrame) -> None:
-        """A copied frame with a new colour image gets weather; one copied whole has it."""
-        depth = None
-        if frame.rgb is not None:
-            depth = read_npy(frame_path(frame.source, "depth", frame.index), name)
-        self._queue(self._writer.write_copied_frame, name, frame, depth)
-
-    def _queue(self, write: Callable, name: str, frame, depth: np.ndarray | None) -> None:
-        future = None
-        if depth is not None:
-            args = (frame.rgb, depth, self._K[name], frame.T_world_cam, frame.t_ns / 1e9)
-            future = self._pool.submit(self._weather.apply, *args)
-        self._pending.append((write, name, frame, future))
-        while len(self._pending) > _WEATHER_IN_FLIGHT:
-            self._write_oldest()
-
-    def _write_oldest(self) -> None:
-        write, name, frame, future = self._pending.popleft()
-        if future is not None:
-            frame.rgb = future.result()
-        write(name, frame)
-
-    def flush(self) -> None:
-        """Write every frame still being composited (before the writer closes)."""
-        try:
-            while self._pending:
-                self._write_oldest()
-        finally:
-            self._pool.shutdown(wait=True)
 
 
 def _twin_metadata(source: ReplaySource, plan: TwinPlan, mode: ReplayMode, steps) -> dict:
@@ -221,16 +152,9 @@ def replay(
 
     k0, k1 = src.steps
     metadata = _twin_metadata(src, plan, mode, StepRange(k0, k1))
-    weather = Weather(
-        scene,
-        plan.weather.get("rain", 0.0),
-        plan.weather.get("snow", 0.0),
-        plan.weather.get("smoke", 0.0),
-        int(plan.weather.get("seed", 0)),
-    )
-    lidar_weather = _lidar_weather(plan)
-    if lidar_weather.active:
-        metadata["twin"]["lidar_weather"] = lidar_weather.summary()
+    lidar = lidar_weather(plan.look, plan.weather)
+    if lidar.active:
+        metadata["twin"]["lidar_weather"] = lidar.summary()
     same_look = (plan.look, plan.weather) == _inherited(src)
     reused = reusable_cameras(src, cfg, scene, same_look, mode, rerender)
     if settings is not None:
@@ -251,11 +175,7 @@ def replay(
                 else cycles_sources(world, scene, reused, settings, out, cfg.render.backend)
             )
             with sources as frame_sources:
-                target = writer
-                if lidar_weather.active:
-                    target = LidarWeatherWriter(target, lidar_weather, _min_ranges(scene))
-                if weather.active:
-                    target = _WeatherWriter(target, weather, scene)
+                target = weather_writers(writer, scene, plan.look, plan.weather)
                 target = pending_frames(target, settings)
                 recorder = StreamRecorder(cfg, scene, world, target, frame_sources)
                 try:
@@ -268,22 +188,6 @@ def replay(
     finally:
         world.close()
     return out
-
-
-def _lidar_weather(plan: TwinPlan) -> LidarWeather:
-    """The fog (at the camera fog's distance), rain and snow the twin's LiDARs see."""
-    fog = plan.look.fog_end_m if plan.look.fog_start_m is not None else None
-    rain, snow = plan.weather.get("rain", 0.0), plan.weather.get("snow", 0.0)
-    return LidarWeather(fog, rain, snow, int(plan.weather.get("seed", 0)))
-
-
-def _min_ranges(scene: SceneSpec) -> dict[str, float]:
-    """Each LiDAR stream's minimum range, by stream name."""
-    return {
-        scene.stream_prefix(s.robot) + s.name: s.lidar.min_range_m
-        for s in scene.sensors
-        if s.type == "lidar"
-    }
 
 
 def _drive(src: ReplaySource, world, recorder, mode: ReplayMode, hz: int, progress) -> None:

@@ -31,6 +31,8 @@ from pydantic import (
 
 from twinsim.configmodel import Seed, format_validation_error
 from twinsim.errors import ConfigError
+from twinsim.model.sections import LightConfig, WeatherConfig
+from twinsim.model.sections import LightPreset as LightPreset  # re-exported
 from twinsim.textdata import TextDataError, parse_yaml
 
 
@@ -40,12 +42,6 @@ class ReplayMode(StrEnum):
 
     teleport = "teleport"
     control = "control"
-
-
-class LightPreset(StrEnum):
-    day = "day"
-    dusk = "dusk"
-    night = "night"
 
 
 class Adversity(StrEnum):
@@ -58,23 +54,9 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class LightVariation(_Model):
-    """Scene lighting: a preset, then a global intensity and colour, new random tints, flicker."""
-
-    preset: LightPreset | None = Field(None, description="Light preset.")
-    intensity: float = Field(1.0, ge=0.0, le=10.0, description="Global light gain.")
-    color: tuple[float, float, float] = Field(
-        (1.0, 1.0, 1.0), description="Global light colour (red, green, blue in [0, 1])."
-    )
-    seed: Seed | None = Field(None, description="New random light tints.")
-    flicker: float = Field(0.0, ge=0.0, le=1.0, description="Light flicker amplitude 0..1.")
-    flicker_hz: float = Field(2.0, gt=0.0, le=60.0, description="Light flicker frequency (Hz).")
-
-    @model_validator(mode="after")
-    def _color(self) -> LightVariation:
-        if any(not 0.0 <= c <= 1.0 for c in self.color):
-            raise ValueError(f"color={self.color} must be three values in [0, 1]")
-        return self
+#: a twin's light variation is a run's `light:` section (one model)
+LightVariation = LightConfig
+_WEATHER = WeatherConfig.model_fields  # a twin's fog, rain, snow, smoke: a run's `weather:`
 
 
 class StereoVariation(_Model):
@@ -174,10 +156,10 @@ class Variations(_Model):
         LightVariation(), description="Scene lighting: preset, gain, colour, tints, flicker."
     )
     materials_seed: Seed | None = Field(None, description="Re-randomise textures and reflectance.")
-    fog: float | None = Field(None, ge=0.0, le=1.0, description="Fog density 0..1.")
-    rain: float | None = Field(None, ge=0.0, le=1.0, description="Rain 0..1.")
-    snow: float | None = Field(None, ge=0.0, le=1.0, description="Snow 0..1.")
-    smoke: float | None = Field(None, ge=0.0, le=1.0, description="Drifting smoke 0..1.")
+    fog: float | None = _WEATHER["fog"]
+    rain: float | None = _WEATHER["rain"]
+    snow: float | None = _WEATHER["snow"]
+    smoke: float | None = _WEATHER["smoke"]
     adversity: Adversity = Field(
         Adversity.none,
         description="Preset combining fog, rain, smoke, flicker (major: walking people).",

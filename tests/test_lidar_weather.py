@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from conftest import digest_folder
+from twinsim.adversity.light import FOG_VISIBILITY_M
 from twinsim.replay import Variations, replay
-from twinsim.replay.light import FOG_VISIBILITY_M
 from twinsim.sensors.lidar_weather import NEAR_BAND_M, LidarWeather
 from twinsim.sequence import open_sequence, validate_sequence
 from twinsim.sequence.scans import LidarScan

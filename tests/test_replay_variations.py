@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from conftest import digest_folder
 from twinsim.actors.motion import motion_for
 from twinsim.actors.placement import PEOPLE_CELL_M, animation_trace
+from twinsim.adversity.image import Weather
 from twinsim.cli import app
 from twinsim.engine.look import Look
 from twinsim.errors import ConfigError
@@ -29,7 +30,6 @@ from twinsim.replay import (
 from twinsim.replay.replay import plan_twin
 from twinsim.replay.reuse import reusable_cameras
 from twinsim.replay.source import load_source
-from twinsim.replay.weather import Weather
 from twinsim.sequence import open_sequence, validate_sequence
 
 SOURCE_OVERRIDES = (
@@ -372,8 +372,8 @@ def test_cli_rerender_renders_every_frame(source, tmp_path):
 def test_rain_in_a_town_is_a_periodic_field_of_the_same_density():
     """A world larger than the particle cube repeats it: memory of one cube, and around any
     camera the rain's density is the configured one."""
+    from twinsim.adversity.image import RAIN_PER_M3, TILE_M
     from twinsim.config import load_config
-    from twinsim.replay.weather import RAIN_PER_M3, TILE_M
     from twinsim.sim import build_scene
 
     town = build_scene(load_config("town", ["robot.kind=car"], seed=1, duration_s=1.0))

@@ -275,12 +275,12 @@ def test_street_lamps_light_the_night_and_their_glass_glows(gl_backend):
     head and tail lamps glow."""
     import mujoco
 
+    from twinsim.adversity.light import look_for, relight
     from twinsim.config import load_config
     from twinsim.engine.lamps import POOL, REACH_M
     from twinsim.engine.render import CameraRenderer
     from twinsim.engine.world import World
     from twinsim.model.roads import VEHICLE_LAMP_MATERIALS
-    from twinsim.replay.light import look_for, relight
     from twinsim.replay.variations import LightPreset, LightVariation
     from twinsim.robots.omni.spec import pose_to_qpos
     from twinsim.scene.sky import lamps_on
@@ -482,11 +482,11 @@ def test_cycles_lights_every_street_lamp_and_headlamp_at_night(gl_backend, tmp_p
     """A night town in Cycles has one spot light at each street lamp (MuJoCo's moving pool
     stays dark there) and one beam in front of each vehicle headlamp along its heading; the
     lamps light the car's view and a beam lights the road ahead of its vehicle."""
+    from twinsim.adversity.light import look_for, relight
     from twinsim.config import load_config
     from twinsim.engine.world import World
     from twinsim.render.cycles.scene import CyclesScene
     from twinsim.render.cycles.settings import CyclesSettings
-    from twinsim.replay.light import look_for, relight
     from twinsim.replay.variations import LightPreset, LightVariation
     from twinsim.robots.omni.spec import pose_to_qpos
     from twinsim.sensors.camera import intrinsics

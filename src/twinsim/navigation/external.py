@@ -142,7 +142,6 @@ class ExternalPolicy:
         """The adapter that runs this policy in one trial (`folder`: the trial's own)."""
         return POLICY_PROTOCOLS.get(self.spec.protocol).navigator(self, folder, seed)
 
-
     def fields(self, context, folder: Path, seed: int, **protocol_fields: str) -> dict[str, str]:
         """The placeholder values of one trial."""
         goal_x, goal_y = (repr(float(v)) for v in list(context.goal)[:2])

@@ -60,9 +60,7 @@ class FrontierExplorer:
         self.context = context
         cam = context.camera_config
         self.K = intrinsics(cam.width, cam.height, cam.hfov_deg)
-        self.radius_m = float(
-            context.spec.footprint_radius()
-        )
+        self.radius_m = float(context.spec.footprint_radius())
         self.follower = PathFollower(context.limits, context.command_space, lookahead_m=0.3)
         self.map, self.path, self.target = None, None, None
         self.dropped: list[np.ndarray] = []

@@ -182,6 +182,7 @@ def test_ray_killed_midway_resumes_to_the_same_bytes(local_dataset):
     assert ray_manifest["executor"].startswith("Ray at local")
 
 
+@pytest.mark.slow
 def test_rerun_skips_and_a_changed_axis_recomputes_only_its_cells(local_dataset, tmp_path):
     dataset = tmp_path / "d"
     shutil.copytree(local_dataset, dataset)

@@ -105,6 +105,7 @@ def other_run(tmp_path_factory, gl_backend) -> Path:
     return run(load_config("tiny", overrides, seed=5, duration_s=1.0), out)
 
 
+@pytest.mark.slow
 def test_resume_refuses_another_sequence_of_the_same_name(dynamic_sequence, other_run, tmp_path):
     from twinsim.cli import app
 

@@ -151,6 +151,7 @@ def test_wheel_odometry_integrates_a_straight_run_to_the_truth(dd_sequence):
     assert abs(turned) < np.radians(0.5)
 
 
+@pytest.mark.slow
 def test_teleport_replay_is_byte_identical(dd_sequence, tmp_path):
     twin = replay(dd_sequence, tmp_path / "twin", rerender=True)
     a, b = digest_folder(dd_sequence), digest_folder(twin)

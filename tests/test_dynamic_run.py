@@ -89,6 +89,7 @@ def test_dynamic_run_is_deterministic(dynamic_run, tmp_path):
     assert digest_folder(again) == digest_folder(dynamic_run)
 
 
+@pytest.mark.slow
 def test_skipping_far_people_between_frames_changes_nothing(dynamic_run, tmp_path, monkeypatch):
     from twinsim.engine.world import World
 

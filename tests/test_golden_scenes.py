@@ -18,7 +18,7 @@ GOLDEN = {
     "omni": ("default", ["robot.kind=omni", SHORT], "d77b2d7247e16248"),
     "diff_drive": ("default", ["robot.kind=diff_drive", SHORT], "76b1d6b535cf2a93"),
     "quadruped": ("default", ["robot.kind=quadruped", SHORT], "ccfedce64966795c"),
-    "arm": ("default", ["robot.kind=arm"], "91060bde53910e1e"),
+    "arm": ("tiny", ["robot.kind=arm", "sim.duration_s=12"], "4b2806045fe566e4"),
     "car_town": ("town", ["robot.kind=car", SHORT], "6fd18fca16da89c5"),
     "warehouse": ("default", ["scene.generator=warehouse", SHORT], "0f060ce92fab5c90"),
 }

@@ -139,6 +139,7 @@ def _far_returns(path: Path, beyond_m: float) -> int:
     return sum(int((s.range > beyond_m).sum()) for s in open_sequence(path).lidar("lidar0"))
 
 
+@pytest.mark.slow
 def test_a_foggy_twin_sees_fewer_far_returns_on_the_same_poses(lidar_source, tmp_path):
     clear = replay(lidar_source, tmp_path / "clear", Variations())
     assert digest_folder(clear / "lidar0") == digest_folder(lidar_source / "lidar0")

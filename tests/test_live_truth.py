@@ -123,6 +123,7 @@ def test_gnss_velocity_is_the_difference_of_its_recorded_positions(session_episo
     assert np.abs(v).max() > 0.05
 
 
+@pytest.mark.slow
 def test_served_observations_are_the_recorded_rows_for_every_kind(config, tmp_path, gl_backend):
     with served(Session(config, tmp_path / "episodes")) as (_, client):
         observations = _drive(client.step, client.reset(seed=3))

@@ -12,7 +12,17 @@ from twinsim.sim import run
 SMALL = ["cameras.cam0.width=64", "cameras.cam0.height=48", "scene.texture_size=64"]
 
 
-@pytest.mark.parametrize("preset", ["S", "SH", "D", "DH", "F", "FH", "WO", "WOH"])
+#: the presets the everyday tier records; the others are marked slow
+QUICK_PRESETS = ("S", "D")
+
+
+@pytest.mark.parametrize(
+    "preset",
+    [
+        p if p in QUICK_PRESETS else pytest.param(p, marks=pytest.mark.slow)
+        for p in ("S", "SH", "D", "DH", "F", "FH", "WO", "WOH")
+    ],
+)
 def test_preset_writes_a_valid_sequence(preset, tmp_path, gl_backend):
     cfg = load_config(preset, SMALL, duration_s=0.5)
     seq_path = run(cfg, tmp_path / preset)

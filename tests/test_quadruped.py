@@ -173,6 +173,7 @@ def test_teleport_replay_is_byte_identical(quad_sequence, tmp_path):
     assert {p for p in a if a[p] != b.get(p)} == {"metadata.json"}
 
 
+@pytest.mark.slow
 def test_control_replay_repeats_the_motion(quad_sequence, tmp_path):
     controlled = replay(quad_sequence, tmp_path / "control", mode="control")
     assert validate_sequence(controlled).ok

@@ -341,6 +341,7 @@ def test_an_unknown_preset_is_a_one_line_error(tmp_path):
     assert "skyscraper_city" in lines[0]
 
 
+@pytest.mark.slow
 def test_a_recorded_run_in_a_small_town_validates(gl_backend, tmp_path):
     from twinsim.config import load_config
     from twinsim.scene.vocabulary import CLASS_ID

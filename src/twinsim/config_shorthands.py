@@ -30,13 +30,14 @@ def kind_default_sensors(kind: Any) -> dict[str, Any]:
     return dict(ROBOTS.get(kind).default_sensors()) if kind in ROBOTS else {}
 
 
-def _robot_kind(robot: Any) -> Any:
+def robot_kind_of(robot: Any) -> Any:
+    """The kind a robot entry names (a mapping or a validated model), else the default kind."""
     if isinstance(robot, BaseModel):
         return getattr(robot, "kind", DEFAULT_ROBOT_KIND)
     return robot.get("kind", DEFAULT_ROBOT_KIND) if isinstance(robot, dict) else DEFAULT_ROBOT_KIND
 
 
-def _fields(entry: Any) -> dict[str, Any]:
+def entry_fields(entry: Any) -> dict[str, Any]:
     """A config entry's settings as a mapping (an entry may already be a validated model)."""
     if isinstance(entry, BaseModel):
         return entry.model_dump()
@@ -67,8 +68,8 @@ def fold_robots(data: dict[str, Any]) -> dict[str, Any]:
         rest = {k: v for k, v in robot.items() if k != "sensors"}
         data = data | {"robot": rest, "sensors": robot["sensors"]}
     if "sensors" not in data and "robots" not in data:  # the one robot's default sensors
-        data = data | {"sensors": kind_default_sensors(_robot_kind(data.get("robot")))}
-    template = _fields(data.get("robot")) if "robot" in data else None
+        data = data | {"sensors": kind_default_sensors(robot_kind_of(data.get("robot")))}
+    template = entry_fields(data.get("robot")) if "robot" in data else None
     template_sensors = data.get("sensors")
     out = {k: v for k, v in data.items() if k not in ("robot", "sensors")}
     robots = data.get("robots")
@@ -84,7 +85,7 @@ def fold_robots(data: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(
                 f"robots.{name}: a robot name is a letter then letters, digits, '_' or '-'"
             )
-        folded[name] = _robot_entry(_fields(entry), template, template_sensors)
+        folded[name] = _robot_entry(entry_fields(entry), template, template_sensors)
     return out | {"robots": folded}
 
 
@@ -92,16 +93,17 @@ def _robot_entry(
     entry: dict[str, Any], template: dict[str, Any] | None, template_sensors: Any
 ) -> dict[str, Any]:
     """One `robots:` entry started from the one-robot template where it is of the same kind."""
-    kind = entry.get("kind", _robot_kind(template) if template is not None else DEFAULT_ROBOT_KIND)
-    same = template is not None and _robot_kind(template) == kind
+    default_kind = robot_kind_of(template) if template is not None else DEFAULT_ROBOT_KIND
+    kind = entry.get("kind", default_kind)
+    same = template is not None and robot_kind_of(template) == kind
     base = {k: v for k, v in (template or {}).items() if k != "sensors"} if same else {}
     sensors = entry.get("sensors")
     if same and isinstance(template_sensors, dict):
-        start = {n: _fields(s) for n, s in template_sensors.items()}
+        start = {n: entry_fields(s) for n, s in template_sensors.items()}
     else:
         start = kind_default_sensors(kind) if "sensors" not in entry else {}
     if isinstance(sensors, dict):
-        sensors = merge(start, {n: _fields(s) for n, s in sensors.items()})
+        sensors = merge(start, {n: entry_fields(s) for n, s in sensors.items()})
     elif sensors is None:
         sensors = start
     return merge(base, {k: v for k, v in entry.items() if k != "sensors"}) | {

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from twinsim.config_shorthands import _fields, _robot_kind, kind_default_sensors
+from twinsim.config_shorthands import entry_fields, kind_default_sensors, robot_kind_of
 from twinsim.registries import DEFAULT_ROBOT
 
 __all__ = ["SENSOR_SECTIONS", "section_paths", "upgrade_config"]
@@ -44,12 +44,12 @@ def upgrade_config(data: dict[str, Any]) -> dict[str, Any]:
                     f"(e.g. {key}.cam0.width=320), got {fields!r}"
                 )
     if "sensors" not in data:
-        defaults = kind_default_sensors(_robot_kind(data.get("robot")))
+        defaults = kind_default_sensors(robot_kind_of(data.get("robot")))
         sensors: dict[str, Any] = {}
         for key, sensor_kind in SENSOR_SECTIONS.items():
             if key in sections:
                 for name, fields in sections[key].items():
-                    sensors[name] = {**_fields(fields), "kind": sensor_kind}
+                    sensors[name] = {**entry_fields(fields), "kind": sensor_kind}
             else:
                 sensors |= {n: f for n, f in defaults.items() if f["kind"] == sensor_kind}
         return out | {"sensors": sensors}
@@ -57,15 +57,15 @@ def upgrade_config(data: dict[str, Any]) -> dict[str, Any]:
     for key, entries in sections.items():
         if not entries:  # an empty section removes every sensor of its kind
             kind = SENSOR_SECTIONS[key]
-            sensors = {n: f for n, f in sensors.items() if _fields(f).get("kind") != kind}
+            sensors = {n: f for n, f in sensors.items() if entry_fields(f).get("kind") != kind}
         for name, fields in entries.items():
-            current = _fields(sensors.get(name))
+            current = entry_fields(sensors.get(name))
             if current.get("kind", SENSOR_SECTIONS[key]) != SENSOR_SECTIONS[key]:
                 raise ValueError(
                     f"{key}.{name}: sensor {name!r} is a {current['kind']}, not a "
                     f"{SENSOR_SECTIONS[key]}"
                 )
-            sensors[name] = {**current, **_fields(fields), "kind": SENSOR_SECTIONS[key]}
+            sensors[name] = {**current, **entry_fields(fields), "kind": SENSOR_SECTIONS[key]}
     return out | {"sensors": sensors}
 
 

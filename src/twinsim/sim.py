@@ -158,10 +158,21 @@ def _traffic_metadata(cfg: TwinsimConfig, scene: SceneSpec) -> dict:
     }
 
 
-def run(cfg: TwinsimConfig, out: Path, progress: ProgressCallback | None = None) -> Path:
+#: `observe(metadata, scene)` → an object that also gets the recorder's writes (any of
+#: `append`, `write_frame`, `write_scan` it has), after the writer: a live viewer of a run
+Observer = Callable[[dict, SceneSpec], object]
+
+
+def run(
+    cfg: TwinsimConfig,
+    out: Path,
+    progress: ProgressCallback | None = None,
+    *,
+    observe: Observer | None = None,
+) -> Path:
     """Generate a world for `cfg`, fly it, and record the sequence into the folder `out`."""
     configure_backend(cfg.render.backend)  # before planning: a kind may plan in MuJoCo (IK)
-    return record(build_scene(cfg), cfg, out, progress)
+    return record(build_scene(cfg), cfg, out, progress, observe=observe)
 
 
 def record(
@@ -171,9 +182,11 @@ def record(
     progress: ProgressCallback | None = None,
     *,
     resume: Checkpoint | None = None,
+    observe: Observer | None = None,
 ) -> Path:
     """Drive the robots of a resolved `scene` along their paths and record every stream into
-    `out`; with `resume`, finish the interrupted run in `out` from that checkpoint."""
+    `out`; with `resume`, finish the interrupted run in `out` from that checkpoint; `observe`
+    (see `Observer`) sees every write as the writer does (weather already composited)."""
     configure_backend(cfg.render.backend)
     from twinsim.engine.world import World
 
@@ -192,18 +205,41 @@ def record(
             rgb_png_level=cfg.output.rgb_png_level,
             resume=None if resume is None else resume.writer,
         ) as writer:
-            target = writer
+            base = writer if observe is None else _Tee(writer, observe(metadata, scene))
+            target = base
             if atmosphere is not None:  # the weather of `twinsim.adversity`, as a twin's
-                target = weather_writers(writer, scene, atmosphere.look, atmosphere.weather)
+                target = weather_writers(base, scene, atmosphere.look, atmosphere.weather)
             try:
                 stats, clamped = _fly(cfg, scene, world, writer, target, steps, progress, resume)
             finally:
-                if target is not writer:
+                if target is not base:
                     target.flush()
             writer.close({"statistics": stats, "commands_clamped": clamped})
     finally:
         world.close()
     return Path(out)
+
+
+class _Tee:
+    """The sequence writer, whose `append`, `write_frame` and `write_scan` also reach
+    `listener` (those of them it has), after the writer took them."""
+
+    _SHARED = ("append", "write_frame", "write_scan")
+
+    def __init__(self, writer, listener) -> None:
+        self._writer, self._listener = writer, listener
+
+    def __getattr__(self, name: str):
+        own = getattr(self._writer, name)
+        heard = getattr(self._listener, name, None) if name in self._SHARED else None
+        if heard is None:
+            return own
+
+        def both(*args, **kwargs):
+            own(*args, **kwargs)
+            heard(*args, **kwargs)
+
+        return both
 
 
 def _fly(

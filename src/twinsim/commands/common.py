@@ -84,3 +84,11 @@ RtfOption = Annotated[
     float | None,
     typer.Option(help="Free-running at this real-time factor (default: lock-step)."),
 ]
+#: `--port` / `--host` of the Foxglove WebSocket server (`view --foxglove`, `run --foxglove`)
+FoxglovePort = Annotated[
+    int,
+    typer.Option("--port", min=0, max=65535, help="With --foxglove: the WebSocket port (0: free)."),
+]
+FoxgloveHost = Annotated[
+    str, typer.Option("--host", help="With --foxglove: the address to listen on.")
+]

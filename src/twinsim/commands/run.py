@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from twinsim.commands.common import SetOption, console, fail, progress_bar
+from twinsim.commands.common import (
+    FoxgloveHost,
+    FoxglovePort,
+    SetOption,
+    console,
+    fail,
+    progress_bar,
+)
 from twinsim.config import load_config
 from twinsim.errors import ConfigError, TwinsimError
 from twinsim.registries import DEFAULT_PRESET
@@ -33,6 +40,16 @@ def run(
             "(its config is the one it started with).",
         ),
     ] = None,
+    foxglove: Annotated[
+        bool,
+        typer.Option(
+            "--foxglove",
+            help="Also publish the world live over the Foxglove WebSocket protocol while it "
+            "records (poses, TF, images, depth, point clouds, boxes, the map).",
+        ),
+    ] = False,
+    port: FoxglovePort = 8765,
+    host: FoxgloveHost = "127.0.0.1",
 ) -> None:
     """Generate a world, fly the robot through it and record a sequence folder."""
     from twinsim.sequence.writer import check_output_folder
@@ -46,11 +63,27 @@ def run(
             raise ConfigError("--out: the folder to record into (or --resume DIR)")
         cfg = load_config(config, set_ or (), seed=seed, duration_s=duration)
         check_output_folder(out)
-        with progress_bar("recording", "steps") as report:
-            run_sim(cfg, out, progress=report)
+        if foxglove:
+            _run_live(cfg, out, host, port)
+        else:
+            with progress_bar("recording", "steps") as report:
+                run_sim(cfg, out, progress=report)
     except TwinsimError as exc:
         fail(exc)
     console.print(f"sequence written to [bold]{out}[/]")
+
+
+def _run_live(cfg, out: Path, host: str, port: int) -> None:
+    """`run --foxglove`: the run's writes also published to Foxglove clients as recorded."""
+    from twinsim.foxglove.live import live_observer
+    from twinsim.foxglove.server import Publisher
+    from twinsim.sim import run as run_sim
+
+    with Publisher(host, port) as publisher:
+        console.print(f"Foxglove: open [bold]{publisher.url}[/] (live while recording)")
+        with progress_bar("recording", "steps") as report:
+            run_sim(cfg, out, progress=report, observe=live_observer(publisher))
+        console.print(f"{publisher.messages} messages published")
 
 
 def _resume(folder: Path, out, config, seed, duration, set_) -> None:

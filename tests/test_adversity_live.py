@@ -163,7 +163,8 @@ def test_session_reset_and_the_gym_take_weather_and_light(tmp_path, gl_backend):
             session.step({"velocity": {"vx": 0.3, "wz": 0.4}})
         with pytest.raises(ConfigError, match=r"^weather\.fog: .*less than or equal to 1$"):
             session.reset(weather={"fog": 2})
-    assert _differing(configured, tmp_path / "reset" / "ep") == {"metadata.json"}  # ended_by
+        assert session.running  # refused before the episode was touched: it ends as closed
+    assert _differing(configured, tmp_path / "reset" / "ep") == set()  # metadata.json too
     meta = [
         json.loads((p / "metadata.json").read_text()) for p in (configured, session.episode_path)
     ]

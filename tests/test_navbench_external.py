@@ -83,7 +83,7 @@ def test_a_zeromq_policy_reaches_the_goal_in_navbench(zmq_run):
     status = (trial / "status.json").read_text()
     assert float(row["success_rate"]) == 100.0 and row["failed"] == "0", status
     said = (trial / "policy.log").read_text()
-    assert "protocol 1.1" in said and "success True" in said  # the task field of the replies
+    assert "protocol 1.2" in said and "success True" in said  # the task field of the replies
     assert json.loads((trial / "result.json").read_text())["ended_by"] == "task_done"
     assert validate_sequence(trial / "episode").ok
     assert "straight_zmq" in (out / "table.md").read_text()

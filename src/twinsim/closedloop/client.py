@@ -39,9 +39,22 @@ class TwinsimClient:
         control and physics rates, mode (`lockstep` or `free_running`), rtf and timeout."""
         return self._call("hello")
 
-    def reset(self, seed: int | None = None, out: str | None = None) -> Observations:
-        """Start an episode (ending the current one); its first observations."""
-        return self._observations(self._call("reset", seed=seed, out=out))
+    def reset(
+        self,
+        seed: int | None = None,
+        out: str | None = None,
+        *,
+        weather: Mapping | None = None,
+        light: Mapping | None = None,
+    ) -> Observations:
+        """Start an episode (ending the current one); its first observations. `weather`,
+        `light`: the episode's config sections of those names (e.g. `{"fog": 0.6}`,
+        `{"preset": "night"}`) in place of the server's config's; protocol 1.2, sent only
+        when given (a 1.1 server refuses them)."""
+        sections = {
+            k: dict(v) for k, v in (("weather", weather), ("light", light)) if v is not None
+        }
+        return self._observations(self._call("reset", seed=seed, out=out, **sections))
 
     def step(self, commands: Mapping | None = None) -> Observations:
         """Send commands (robot → `{mode: {field: value}}`, or one robot's command bare) and

@@ -12,6 +12,11 @@ the very dataclasses a `Session` returns.
 Minor version 1 (1.1) adds, in reset and step replies, the optional `task` field (the goal of
 the episode's task, `encode_task`), sent where a task runs (navbench's external policies); a
 v1.0 client ignores it and `twinsim serve`, which runs no task, does not send it.
+
+Minor version 2 (1.2) adds the optional `weather` and `light` fields of the reset request (the
+episode's config sections of those names, checked by `WeatherConfig` and `LightConfig`). A
+server of 1.1 refuses them as unknown fields, so a client that sends them reads
+`protocol_minor` >= 2 in hello first; a client that does not send them sees no change.
 """
 
 from __future__ import annotations
@@ -22,22 +27,26 @@ from typing import Any
 
 import msgpack
 import numpy as np
+from pydantic import ValidationError
 
 from twinsim._version import __version__
 from twinsim.closedloop.observations import Events, Observations, RobotObservations, Table
+from twinsim.configmodel import format_validation_error
 from twinsim.errors import TwinsimError
+from twinsim.model.sections import LightConfig, WeatherConfig
 from twinsim.robots.common.commands import CommandSpace
 from twinsim.sequence.frames import CameraFrame
 from twinsim.sequence.scans import LidarScan
 from twinsim.sequence.stream_writers import json_default
 
 VERSION = 1
-#: additions within VERSION that a client may ignore (1: the optional `task` reply field)
-MINOR = 1
+#: additions within VERSION that a client may ignore or leave out (1: the optional `task` reply
+#: field; 2: the optional `weather` and `light` reset fields)
+MINOR = 2
 #: each op and the fields its request may carry besides `v` and `op`
 REQUEST_FIELDS: dict[str, tuple[str, ...]] = {
     "hello": (),
-    "reset": ("seed", "out"),
+    "reset": ("seed", "out", "weather", "light"),
     "step": ("commands",),
     "close": (),
 }
@@ -113,9 +122,28 @@ def parse_request(data: bytes) -> tuple[str, dict]:
             "reset.out: a folder name relative to the server's episodes folder (not empty, not "
             f"absolute, no '..', names of at most 255 bytes) or nil, got {str(out)[:80]!r}"
         )
+    for name, model in (("weather", WeatherConfig), ("light", LightConfig)):
+        _check_section(name, model, fields.get(name))
     if not isinstance(fields.get("commands", {}), Mapping | None):
         raise ProtocolError("step.commands: a map of robot name to {mode: {field: value}}")
     return op, fields
+
+
+def _check_section(name: str, model: type, value: Any) -> None:
+    """A reset's `weather` or `light`: nil or a map that `model` (the config section of that
+    name) takes; else one line naming the field."""
+    if value is None:
+        return
+    where = f"reset.{name}"
+    if not isinstance(value, Mapping):
+        raise ProtocolError(f"{where}: a map of field to value or nil, got {str(value)[:80]!r}")
+    try:
+        model.model_validate(dict(value))
+    except ValueError as exc:  # a ValidationError is a ValueError too
+        if not isinstance(exc, ValidationError):
+            raise ProtocolError(f"{where}: {' '.join(str(exc).split())}") from None
+        message = format_validation_error(exc, model, dict(value), prefix=where, what="field")
+        raise ProtocolError(" ".join(message.split())) from None
 
 
 def _relative_folder(out: Any) -> bool:

@@ -170,11 +170,19 @@ class Server:
             running=self.session.running,
         )
 
-    def _op_reset(self, seed: int | None = None, out: str | None = None) -> dict:
-        """Start an episode (ending the current one) and return its first observations."""
+    def _op_reset(
+        self,
+        seed: int | None = None,
+        out: str | None = None,
+        weather: Mapping | None = None,
+        light: Mapping | None = None,
+    ) -> dict:
+        """Start an episode (ending the current one) and return its first observations;
+        `weather`, `light` (protocol 1.2): the episode's config sections of those names."""
         if self.episodes and self.session.episodes >= self.episodes:
             raise TwinsimError(f"this server serves {self.episodes} episode(s), all started")
-        observations = self.session.reset(seed, None if out is None else self._episode_folder(out))
+        folder = None if out is None else self._episode_folder(out)
+        observations = self.session.reset(seed, folder, weather=weather, light=light)
         self._pending, self._unsent, self._latest = {}, [], observations
         self._due = time.monotonic() + 1.0 / (self.session.control_hz * (self.rtf or 1.0))
         self.log(f"episode {self.session.episode_path} started (seed {seed})")

@@ -98,7 +98,13 @@ class Session:
         `seed` (default: the config's seed plus the episode number), settled through the
         bootstrap; returns the readings of its first control period, the robots holding still.
         `weather`, `light`: this episode's sections of those names (fields as in a config,
-        e.g. `{"fog": 0.6}`), in place of the config's; `ConfigError` in one line if bad."""
+        e.g. `{"fog": 0.6}`), in place of the config's; `ConfigError` in one line if bad
+        (checked before the current episode ends, which a refusal leaves running)."""
+        base = self.config
+        given = (("weather", weather), ("light", light))
+        sections = {k: dict(v) for k, v in given if v is not None}
+        if sections:
+            base = validate_config(base.model_dump(mode="json") | sections)
         if self._episode is not None and not self._episode.ended:
             self.close("reset")
         while self.record and out is None and self._taken(self.episodes):
@@ -110,10 +116,7 @@ class Session:
         ):
             raise ConfigError(f"reset seed: an integer from 0 to 2**63-1 or None, got {seed!r}")
         seed = self.config.seed + self.episodes if seed is None else int(seed)
-        cfg = self.config.model_copy(update={"seed": seed})
-        sections = {k: v for k, v in (("weather", weather), ("light", light)) if v is not None}
-        if sections:
-            cfg = validate_config(cfg.model_dump(mode="json") | sections)
+        cfg = base.model_copy(update={"seed": seed})
         path = None
         if self.record:
             path = (

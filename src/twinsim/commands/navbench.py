@@ -55,6 +55,7 @@ def navbench_command(
     for key in ("methods", "worlds", "adversity"):
         given[key] = parse_list(given[key])
     given["overrides"] = tuple(given["overrides"])
+    given["adversity_set"] = tuple(given["adversity_set"])
     bench_spec = NavBenchSpec(**given, goal_m=(goal_min, goal_max))
     try:
         bench_spec = with_policies(bench_spec)  # every policy YAML checked before the first trial

@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,20 +38,35 @@ from twinsim.registries import (
 from twinsim.sequence.writer import resumable_output
 
 MANIFEST = "navbench.json"
-#: adversity level → config overrides (URL's none / minor / major: major adds moving people
-#: and changing light, a slow partial dimming of all scene light)
-ADVERSITY: dict[str, tuple[str, ...]] = {
-    "none": ("people.count=0", "flying_objects.count=0"),
-    "minor": ("people.count=5", "people.motions={idle: 1.0}", "flying_objects.count=0"),
-    "major": (
-        "people.count=20",
-        "flying_objects.count=5",
-        "render.flicker=0.5",
-        "render.flicker_hz=0.2",
-    ),
+#: adversity level → its bundle: config overrides, key → value (docs/navbench.md lists them).
+#: `none` changes nothing of the base world (no people, no flying objects, the preset's weather
+#: and light); `minor`: light rain, dusk light and a few walking people; `major`: dense smoke,
+#: night (the robot's lamp on) and a crowd with flying objects. `--adversity-set
+#: level.key=value` (`NavBenchSpec.adversity_set`) changes one value of a bundle or adds one,
+#: e.g. heavy rain instead of smoke: `major.weather.smoke=0`, `major.weather.rain=0.8`.
+ADVERSITY: dict[str, dict[str, Any]] = {
+    "none": {},
+    "minor": {"weather.rain": 0.3, "light.preset": "dusk", "people.count": 8},
+    "major": {
+        "weather.smoke": 0.8,
+        "light.preset": "night",
+        "people.count": 20,
+        "flying_objects.count": 5,
+    },
 }
-#: what every trial's world gets unless `--set` says otherwise: a small RGB-D camera
-BASE_OVERRIDES = ("sensors.cam0.width=160", "sensors.cam0.height=120")
+#: what every trial's world gets unless `--set` says otherwise: a small RGB-D camera, no people
+#: and no flying objects (the adversity bundles add them)
+BASE_OVERRIDES = (
+    "sensors.cam0.width=160",
+    "sensors.cam0.height=120",
+    "people.count=0",
+    "flying_objects.count=0",
+)
+
+
+def as_overrides(bundle: dict[str, Any]) -> list[str]:
+    """A bundle as `--set` overrides (each value in YAML's flow form, which JSON's is)."""
+    return [f"{key}={json.dumps(value)}" for key, value in bundle.items()]
 
 
 def _about(description: str) -> dict[str, str]:
@@ -110,6 +126,13 @@ class NavBenchSpec:
     task: str = field(
         default=DEFAULT_TASK, metadata=_about("The task of every trial (a registered task).")
     )
+    adversity_set: tuple[str, ...] = field(
+        default=(),
+        metadata=_about(
+            "Change an adversity bundle: level.key=value, e.g. major.weather.smoke=0.9 "
+            "(docs/navbench.md)."
+        ),
+    )
 
     def check(self) -> None:
         """Every name known, every count positive: one line naming what is wrong."""
@@ -131,10 +154,33 @@ class NavBenchSpec:
         for level in self.adversity or ("",):
             if level not in ADVERSITY:
                 raise TwinsimError(f"--adversity: one of {', '.join(ADVERSITY)}, got {level!r}")
+        self._check_adversity_set()
         if self.trials < 1:
             raise TwinsimError(f"--trials must be at least 1, got {self.trials}")
         if not 0 < self.goal_m[0] <= self.goal_m[1]:
             raise TwinsimError(f"--goal-min/--goal-max: 0 < min <= max, got {self.goal_m}")
+
+    def adversity_bundles(self) -> dict[str, dict[str, Any]]:
+        """Every level's bundle (`ADVERSITY`) with `adversity_set` applied, in order."""
+        bundles = {level: dict(bundle) for level, bundle in ADVERSITY.items()}
+        for entry in self.adversity_set:
+            level, key, value = _split_set(entry)
+            bundles[level][key] = value
+        return bundles
+
+    def _check_adversity_set(self) -> None:
+        """Each `--adversity-set` entry names a level and a config field and gives it a value
+        the config takes (on top of the base world and the level's bundle): one line if not."""
+        from twinsim.config import load_config
+
+        bundles = self.adversity_bundles()  # a malformed entry or an unknown level: refused
+        for entry in self.adversity_set:
+            level, key, value = _split_set(entry)
+            try:
+                overrides = [*BASE_OVERRIDES, *as_overrides(bundles[level] | {key: value})]
+                load_config(self.preset, overrides)
+            except TwinsimError as exc:
+                raise TwinsimError(f"--adversity-set {entry}: {exc}") from None
 
     def task_settings(self) -> dict[str, float]:
         """The task's settings: the goal range."""
@@ -146,7 +192,7 @@ class NavBenchSpec:
             f"robot.kind={self.robot}",
             f"scene.generator={world}",
             *BASE_OVERRIDES,
-            *ADVERSITY[adversity],
+            *as_overrides(self.adversity_bundles()[adversity]),
             *self.overrides,
         ]
 
@@ -158,6 +204,28 @@ class NavBenchSpec:
             for a in self.adversity
             for i in range(self.trials)
         ]
+
+
+def _split_set(entry: str) -> tuple[str, str, Any]:
+    """(level, config key, value) of an `--adversity-set` entry `level.key=value`, the value
+    read as YAML (as `--set` reads it); one line if malformed or of an unknown level."""
+    from twinsim.textdata import TextDataError, parse_yaml
+
+    target, sep, raw = entry.partition("=")
+    level, dot, key = target.strip().partition(".")
+    if not sep or not dot or not key.strip(".") or not raw.strip():
+        raise TwinsimError(
+            f"--adversity-set: level.key=value, e.g. major.weather.smoke=0.9; got {entry!r}"
+        )
+    if level not in ADVERSITY:
+        raise TwinsimError(
+            f"--adversity-set {entry}: unknown level {level!r}; levels: {', '.join(ADVERSITY)}"
+        )
+    try:
+        value = parse_yaml(raw)
+    except TextDataError as exc:
+        raise TwinsimError(f"--adversity-set {entry}: not a YAML value ({exc})") from None
+    return level, key, value
 
 
 def with_policies(spec: NavBenchSpec) -> NavBenchSpec:
@@ -239,6 +307,7 @@ def _manifest(spec: NavBenchSpec) -> dict:
         "overrides": list(spec.overrides),
         "preset": spec.preset,
         "task": spec.task,
+        "adversity_bundles": spec.adversity_bundles(),
     }
 
 
@@ -251,6 +320,7 @@ def _prepare(out: Path, spec: NavBenchSpec) -> None:
         try:
             previous = json.loads(manifest.read_text(encoding="utf-8"))
             previous.setdefault("task", DEFAULT_TASK)  # written before tasks had names
+            previous.setdefault("adversity_bundles", None)  # before the bundles: other levels
             before = {k: previous[k] for k in fixed}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise OutputFolderError(f"{manifest}: cannot be read ({exc})") from None
@@ -281,6 +351,8 @@ def run_nav_trial(trial: NavTrial, spec: NavBenchSpec, folder: Path) -> dict:
     seed = spec.seed + trial.index
     with open(folder / "log.txt", "w", encoding="utf-8") as log:
         log.write(f"{trial}, seed {seed}\n")
+        bundle = spec.adversity_bundles()[trial.adversity]
+        log.write(f"adversity {trial.adversity}: {json.dumps(bundle, sort_keys=True)}\n")
         try:
             _episode(trial, spec, folder, seed)
             ok, error = True, ""
@@ -329,7 +401,9 @@ def _episode(trial: NavTrial, spec: NavBenchSpec, folder: Path, seed: int) -> No
         goal=np.asarray(result.goal),
     )
     floor.replace(folder / "floor.npz")
+    bundle = spec.adversity_bundles()[trial.adversity]
     summary = {**result.summary, "ended_by": result.ended_by, "seed": seed}
+    summary["adversity"] = {"level": trial.adversity, "values": bundle}
     write_text_atomic(folder / "result.json", json.dumps(summary, indent=2) + "\n")
 
 

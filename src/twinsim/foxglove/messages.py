@@ -54,34 +54,28 @@ def pose(T: np.ndarray) -> fm.Pose:
     return fm.Pose(position=position, orientation=orientation)
 
 
-def rgb_image(frame_id: str, t_ns: int, rgb: np.ndarray) -> fm.RawImage:
-    """An (H, W, 3) uint8 RGB image as `rgb8`."""
-    rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
-    h, w = rgb.shape[:2]
+def _raw_image(frame_id: str, t_ns: int, pixels: np.ndarray, encoding: str) -> fm.RawImage:
+    """An image whose rows are `pixels`' rows, as they are in memory."""
+    h, w = pixels.shape[:2]
     return fm.RawImage(
         timestamp=stamp(t_ns),
         frame_id=frame_id,
         width=w,
         height=h,
-        encoding="rgb8",
-        step=3 * w,
-        data=rgb.tobytes(),
+        encoding=encoding,
+        step=pixels.nbytes // h,
+        data=pixels.tobytes(),
     )
+
+
+def rgb_image(frame_id: str, t_ns: int, rgb: np.ndarray) -> fm.RawImage:
+    """An (H, W, 3) uint8 RGB image as `rgb8`."""
+    return _raw_image(frame_id, t_ns, np.ascontiguousarray(rgb, dtype=np.uint8), "rgb8")
 
 
 def depth_image(frame_id: str, t_ns: int, depth: np.ndarray) -> fm.RawImage:
     """An (H, W) z-depth in metres (0 = no reading) as `32FC1`."""
-    depth = np.ascontiguousarray(depth, dtype="<f4")
-    h, w = depth.shape[:2]
-    return fm.RawImage(
-        timestamp=stamp(t_ns),
-        frame_id=frame_id,
-        width=w,
-        height=h,
-        encoding="32FC1",
-        step=4 * w,
-        data=depth.tobytes(),
-    )
+    return _raw_image(frame_id, t_ns, np.ascontiguousarray(depth, dtype="<f4"), "32FC1")
 
 
 def calibration(

@@ -159,6 +159,7 @@ def test_teleport_replay_is_byte_identical(arm_sequence, tmp_path):
     assert {p for p in a if a[p] != b.get(p)} == {"metadata.json"}
 
 
+@pytest.mark.slow
 def test_control_replay_repeats_the_scan(arm_sequence, tmp_path):
     controlled = replay(arm_sequence, tmp_path / "control", mode="control")
     assert validate_sequence(controlled).ok

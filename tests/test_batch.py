@@ -205,6 +205,7 @@ def test_rerun_skips_and_a_changed_axis_recomputes_only_its_cells(local_dataset,
     assert sorted(after["stale"]) == sorted(i for i in before if "max_rooms=4" in i)
 
 
+@pytest.mark.slow
 def test_failed_job_keeps_error_and_log_and_the_others_go_on(tmp_path):
     """A twin that cannot be made (no instance 9999) fails twice (retries: 1) with its error
     and traceback kept; its export is blocked; the other twin, the exports and the benchmark
@@ -251,6 +252,7 @@ def test_info_reads_the_dataset_card(local_dataset):
     assert sequence.exit_code == 0 and "(complete)" in sequence.output
 
 
+@pytest.mark.slow
 def test_a_killed_local_worker_costs_only_its_jobs(tmp_path):
     """SIGKILL a worker process while it runs a job: that attempt fails ('the worker process
     died'), a fresh pool takes over and the retry finishes the dataset."""

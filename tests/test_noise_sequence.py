@@ -220,6 +220,7 @@ def test_lidar_noise_on_a_recorded_lidar_sequence(tmp_path, gl_backend):
     assert np.std(np.concatenate(residuals)) == pytest.approx(0.02, rel=0.1)
 
 
+@pytest.mark.slow
 def test_render_time_exposure_is_not_blurred_twice(tmp_path, gl_backend):
     """A camera recorded with exposure and a rolling shutter keeps them: the noise adds sensor
     noise but no second blur or readout (recorded as zero draws)."""

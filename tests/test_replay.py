@@ -164,6 +164,7 @@ def test_bad_variations_and_outputs_are_refused(dynamic_sequence, tmp_path):
     assert not (dynamic_sequence / "twin").exists()
 
 
+@pytest.mark.slow
 def test_twin_of_a_noisy_sequence_is_rendered_clean(dynamic_sequence, tmp_path):
     """Frames changed by `twinsim noise` are not copied: the twin renders them again, clean."""
     from twinsim.noise import apply_noise, resolve_profile

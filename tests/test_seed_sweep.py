@@ -204,6 +204,7 @@ def test_a_redrawn_world_says_so_in_its_metadata_and_info(tmp_path, gl_backend):
     assert "redrawn │ draw 1 with 20 people" in shown
 
 
+@pytest.mark.slow
 def test_a_tour_that_cannot_be_timed_is_redrawn_at_the_presets_own_duration():
     """Team seed 7 over the preset's 60 s: the first draw's drone tour could not be timed
     within its limits (a `PlanningError` now, a misfit like any other); a redraw builds it."""

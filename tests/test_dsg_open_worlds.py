@@ -42,6 +42,9 @@ WAREHOUSE = (
     "scene.texture_size=16",
     "people.count=2",
 )
+
+#: a variant of a capability the everyday tier checks elsewhere (`make test` runs it)
+pytestmark = pytest.mark.slow
 CLEAR = 0.25
 BAND = (0.2, 1.8)  # the height band agents occupy (twinsim.dsg.places)
 

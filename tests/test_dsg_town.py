@@ -20,6 +20,9 @@ from twinsim.cli import app
 from twinsim.dsg import SceneGraphQueries, layers, load_graph
 from twinsim.sequence import open_sequence
 
+#: a variant of a capability the everyday tier checks elsewhere (`make test` runs it)
+pytestmark = pytest.mark.slow
+
 TOWN = ["robot.kind=car", "traffic.vehicles=6", "traffic.walkers=4"]
 
 

@@ -24,7 +24,14 @@ GOLDEN = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(GOLDEN))
+#: the cases of the everyday tier; the others are marked slow
+QUICK_CASES = ("drone", "omni", "car_town")
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c if c in QUICK_CASES else pytest.param(c, marks=pytest.mark.slow) for c in sorted(GOLDEN)],
+)
 def test_scene_json_is_byte_identical_to_the_recorded_hash(case):
     preset, overrides, digest = GOLDEN[case]
     scene = build_scene(load_config(preset, [*overrides, "seed=0"]))

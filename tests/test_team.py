@@ -17,6 +17,9 @@ from twinsim.robots.omni.robot import Omni
 from twinsim.robots.omni.spec import BODY_Z_M, CAMERA_HEIGHT_M, CAMERA_POS
 from twinsim.sequence import open_sequence, validate_sequence
 
+#: a variant of a capability the everyday tier checks elsewhere (`make test` runs it)
+pytestmark = pytest.mark.slow
+
 TEAM = {"uav1": "drone", "uav2": "drone", "ugv": "omni"}
 STREAMS = {
     "cam0",

@@ -16,6 +16,9 @@ from twinsim.export.registry import EXPORT_MARKER, export_sequence
 from twinsim.registries import FORMATS
 from twinsim.sequence import open_sequence
 
+#: a variant of a capability the everyday tier checks elsewhere (`make test` runs it)
+pytestmark = pytest.mark.slow
+
 RIG = [
     "scene.blocks_x=2",
     "scene.blocks_y=2",

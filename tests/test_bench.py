@@ -113,6 +113,7 @@ def test_tables_have_grade_layout(report, dynamic_sequence):
     assert f"{dynamic_sequence.name} & mean & {mean:.3f}" in latex
 
 
+@pytest.mark.slow
 def test_resume_runs_only_unfinished_and_failed_trials(report, dynamic_sequence):
     from twinsim.cli import app
 

@@ -22,6 +22,9 @@ from twinsim.robots.car.route import drawn_route, route_curve, shortest_route
 from twinsim.robots.car.spec import CarConfig, CarSpec, car_spec
 from twinsim.sequence import open_sequence, validate_sequence
 
+#: a variant of a capability the everyday tier checks elsewhere (`make test` runs it)
+pytestmark = pytest.mark.slow
+
 DRIVE_S = 12.0
 
 

@@ -19,6 +19,9 @@ from twinsim.sensors.camera import intrinsics
 from twinsim.sensors.exposure import ExposureRenderer, StateHistory, window_steps
 from twinsim.sensors.kinds.camera import CameraConfig
 
+#: a variant of a capability the everyday tier checks elsewhere (`make test` runs it)
+pytestmark = pytest.mark.slow
+
 HZ = 240
 W, H = 160, 64
 START = (0.0, 0.0, 1.2)

@@ -83,6 +83,7 @@ def test_people_who_keep_their_place_never_stand_in_a_doorway():
         assert not shapely.contains_xy(blocked, xy[:, 0], xy[:, 1]).any()
 
 
+@pytest.mark.slow
 def test_a_redrawn_world_says_so_in_its_scene_and_repeats_byte_for_byte():
     """Seed 4 of the default world: its own crowd leaves the drone no start clear of the
     walkers, the first redraw fits; scene.json records it, and the same seed builds the same

@@ -114,6 +114,7 @@ def test_a_depth_camera_sees_the_hills_where_they_are(rural_world):
         renderer.close()
 
 
+@pytest.mark.slow
 def test_the_lidar_caster_hits_the_hills_exactly_and_as_mujoco_does(rural_world):
     from test_lidar import _mujoco_cast
     from twinsim.engine.rays import RayCaster, split_world

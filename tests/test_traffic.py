@@ -28,6 +28,9 @@ from twinsim.config import load_config
 from twinsim.registries import ROBOTS
 from twinsim.scene.worlds.town.generator import TownConfig, generate_town
 
+#: a variant of a capability the everyday tier checks elsewhere (`make test` runs it)
+pytestmark = pytest.mark.slow
+
 WEIGHTS = {"car": 0.6, "van": 0.15, "truck": 0.1, "bus": 0.1, "bicycle": 0.05}
 TOWN = ("traffic.vehicles=18", "traffic.walkers=10")
 

@@ -226,9 +226,17 @@ class CameraRenderer:
             g.mat[:] = scale * (g.mat @ self._mesh_rot[m])  # GL normalises the normals
 
     def close(self) -> None:
-        """Free the GL resources (safe to call twice)."""
-        if self._ctx is not None:
-            self._gl.make_current()
-            self._ctx.free()
+        """Free the GL resources (safe to call twice). MuJoCo frees a render context's GL
+        objects in whatever context is current, so this renderer's own is made current for it
+        and the one current before is restored: freed in another renderer's context, they would
+        delete that renderer's framebuffer, and its frames would repeat from then on."""
+        if getattr(self, "_ctx", None) is not None:  # None once freed, or if __init__ failed
+            with self._gl.as_current():
+                self._ctx.free()
             self._gl.free()
             self._ctx = None
+
+    def __del__(self) -> None:
+        """A renderer dropped without `close()` (its world forgotten) is freed as `close()`
+        frees it, whenever the garbage collector gets to it."""
+        self.close()

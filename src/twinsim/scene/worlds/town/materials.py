@@ -2,7 +2,7 @@
 bark and leaves, painted metal, car paint, road paint.
 
 Asphalt, grass and facades use the outdoor texture kinds of `scene.textures` (`asphalt`,
-`grass`, `facade`) where `scene.spec.TextureKind` admits them, else the nearest indoor kind
+`grass`, `facade`) where `model.scene.TextureKind` admits them, else the nearest indoor kind
 (`plaster`; `carpet`; `tiles` whose tiles are the windows and whose grout the wall), so the
 town's scenes stay valid `SceneSpec`s either way.
 """

@@ -82,6 +82,7 @@ def test_a_zeromq_policy_reaches_the_goal_in_navbench(zmq_run):
     trial = _trial(out, "straight_zmq")
     status = (trial / "status.json").read_text()
     assert float(row["success_rate"]) == 100.0 and row["failed"] == "0", status
+    assert row["crashed"] == "0", status
     said = (trial / "policy.log").read_text()
     assert "protocol 1.2" in said and "success True" in said  # the task field of the replies
     assert json.loads((trial / "result.json").read_text())["ended_by"] == "task_done"
@@ -90,10 +91,11 @@ def test_a_zeromq_policy_reaches_the_goal_in_navbench(zmq_run):
 
 
 @pytest.mark.slow
-def test_a_policy_that_exits_or_falls_silent_is_a_failed_trial(zmq_run):
+def test_a_policy_that_exits_or_falls_silent_is_a_crashed_trial(zmq_run):
     _, out, seconds = zmq_run
     table = _table(out)
-    assert table["dies"]["failed"] == "1" and float(table["dies"]["success_rate"]) == 0.0
+    assert table["dies"]["crashed"] == "1" and table["dies"]["failed"] == "0"
+    assert float(table["dies"]["success_rate"]) == 0.0
     status = json.loads((_trial(out, "dies") / "status.json").read_text())
     assert not status["ok"] and "exited (code 3)" in status["error"]
     assert "giving up" in status["error"]  # its own last words

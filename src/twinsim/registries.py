@@ -1,12 +1,12 @@
 """Every plug-in registry of twinsim, and the named defaults, in one module of the foundation.
 
 A registry holds the entries of one family (robot kinds, sensor kinds, world generators,
-navigators, export formats, benchmark methods, closed-loop tasks and metrics, noise profiles);
-its built-in entries are registered by the
-module it names, imported on the first look-up, and installed packages add theirs through its
-entry-point group. Keeping the registries here, apart from what they hold, lets any layer look
-a kind up by name (the engine builds a robot's body, a sequence's reader checks its kind)
-without importing the package that implements it: the floors of `docs/architecture.md` hold.
+navigators, localizers, export formats, benchmark methods, closed-loop tasks and metrics,
+noise profiles); its built-in entries are registered by the module it names, imported on the
+first look-up, and installed packages add theirs through its entry-point group. Keeping the
+registries here, apart from what they hold, lets any layer look a kind up by name (the engine
+builds a robot's body, a sequence's reader checks its kind) without importing the package that
+implements it: the floors of `docs/architecture.md` hold.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from twinsim.export.registry import ExportFormat
     from twinsim.navigation.api import NavigatorEntry
     from twinsim.navigation.external import PolicyProtocol
+    from twinsim.navigation.localization import LocalizerEntry
     from twinsim.noise.profiles import NoiseProfile
     from twinsim.robots.base import Robot
     from twinsim.scene.generators import WorldGenerator
@@ -40,6 +41,11 @@ GENERATORS: Registry[WorldGenerator] = Registry(
 )
 NAVIGATORS: Registry[NavigatorEntry] = Registry(
     "navigation method", "method", "twinsim.navigation.builtin", "twinsim.navigators"
+)
+#: where a navigator believes it is: the ground truth or a pose estimator on the live sensor
+#: stream (`run_episode(localizer=...)`, `twinsim navbench --localization`)
+LOCALIZERS: Registry[LocalizerEntry] = Registry(
+    "localizer", "--localization", "twinsim.navigation.builtin", "twinsim.localizers"
 )
 #: how `twinsim navbench` talks to an external policy, by its YAML's `protocol` (the ROS 1
 #: one is registered by `twinsim.ros1`, so navigation never imports the ROS package)
@@ -76,6 +82,7 @@ FAMILIES: dict[str, Registry[Any]] = {
     "sensors": SENSORS,
     "generators": GENERATORS,
     "navigators": NAVIGATORS,
+    "localizers": LOCALIZERS,
     "policy_protocols": POLICY_PROTOCOLS,
     "exports": FORMATS,
     "methods": METHODS,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -22,9 +22,12 @@ from twinsim.closedloop.metrics import Metric, MetricManager, make_metrics
 from twinsim.closedloop.observations import Observations, first_camera
 from twinsim.closedloop.session import Session
 from twinsim.config import TwinsimConfig
-from twinsim.registries import NAVIGATORS, ROBOTS
+from twinsim.registries import LOCALIZERS, NAVIGATORS, ROBOTS
 from twinsim.robots.common.commands import CommandSpace
 from twinsim.robots.common.live_reference import BaseLimits
+
+if TYPE_CHECKING:
+    from twinsim.navigation.localization import Localizer
 
 #: spawn key of a navigator's random stream, apart from the world's and the task's
 _NAVIGATOR_STREAM = 0x4E41
@@ -119,6 +122,7 @@ def run_episode(
     grace_s: float = 1.0,
     on_step: StepCallback | None = None,
     metrics: Sequence[str] | None = None,
+    localizer: str | Localizer | None = None,
 ) -> EpisodeResult:
     """Run one episode of `navigator` on `task` in the world of `seed`; the session's config
     sets the time limit. Ends when `task.finished(info)` (ended_by `task_done`) or at the time
@@ -126,13 +130,22 @@ def run_episode(
 
     `task` and `navigator` may be registered names (`TASKS`, with the task's default settings;
     `NAVIGATORS`, its factory's defaults); `metrics` names registered metrics (default: the
-    task's own). Every name is checked before the session resets."""
+    task's own). Every name is checked before the session resets.
+
+    `localizer` (a registered name or an object; None or `ground_truth`: the ground truth):
+    the navigator sees the robot's poses as that estimator gives them, from the start pose on,
+    while the task scores the true motion; the summary's `localization` says how far the
+    estimate drifted (`DriftLog`)."""
     from twinsim.closedloop.tasks import make_task, task_rng
+    from twinsim.navigation.localization import Localized
 
     if isinstance(task, str):
         task = make_task(task)
     if isinstance(navigator, str):
         navigator = NAVIGATORS.get(navigator).factory()
+    localizer_name = localizer if isinstance(localizer, str) else type(localizer).__name__
+    if isinstance(localizer, str):
+        localizer = LOCALIZERS.get(localizer).factory()
     scored = task.metrics(grace_s) if metrics is None else make_metrics(metrics, grace_s)
     obs = session.reset(seed=seed, out=out)
     robot = task.robot or session.robots[0]
@@ -155,13 +168,15 @@ def run_episode(
         rng=navigator_rng(seed),
     )
     navigator.reset(context)
+    localized = None if localizer is None else Localized(localizer_name, localizer, context, obs)
     manager = MetricManager(scored, grace_s=grace_s)
     info = task.step(obs)
     manager.update(obs.robots[robot], info)
     path = [info.position[:2].copy()]
     steps = 0
     while not obs.done and not task.finished(info):
-        obs = session.step({robot: navigator.act(obs, info)})
+        seen = obs if localized is None else localized.observe(obs)
+        obs = session.step({robot: navigator.act(seen, info)})
         steps += 1
         info = task.step(obs)
         manager.update(obs.robots[robot], info)
@@ -170,12 +185,15 @@ def run_episode(
             on_step(obs, info)
     ended_by = "time_limit" if obs.done else "task_done"
     folder = session.close(ended_by)
+    summary = manager.summary()
+    if localized is not None:
+        summary["localization"] = localized.drift.summary()
     if folder is not None:
         manager.write(folder)
     return EpisodeResult(
         path=folder,
         ended_by=ended_by,
-        summary=manager.summary(),
+        summary=summary,
         metrics=manager,
         trajectory=np.array(path),
         goal=goal,

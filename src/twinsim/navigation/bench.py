@@ -126,6 +126,13 @@ class NavBenchSpec:
     task: str = field(
         default=DEFAULT_TASK, metadata=_about("The task of every trial (a registered task).")
     )
+    localization: str = field(
+        default="ground_truth",
+        metadata=_about(
+            "Where the methods believe they are: ground_truth, or a localizer on the live "
+            "sensors (rgbd_odometry, kiss_icp; `twinsim plugins localizers`)."
+        ),
+    )
     adversity_set: tuple[str, ...] = field(
         default=(),
         metadata=_about(
@@ -136,7 +143,7 @@ class NavBenchSpec:
 
     def check(self) -> None:
         """Every name known, every count positive: one line naming what is wrong."""
-        from twinsim.registries import GENERATORS, NAVIGATORS, TASKS
+        from twinsim.registries import GENERATORS, LOCALIZERS, NAVIGATORS, TASKS
 
         if not self.methods or len(set(self.methods)) != len(self.methods):
             raise TwinsimError(f"--methods: each method once, got {', '.join(self.methods)}")
@@ -148,6 +155,8 @@ class NavBenchSpec:
             entry = NAVIGATORS.get(method)
             if self.task not in entry.tasks:
                 raise TwinsimError(f"--methods: {method!r} does not do the task {self.task!r}")
+        if self.localization not in LOCALIZERS:
+            raise TwinsimError(f"--localization: {LOCALIZERS.unknown(self.localization)}")
         for world in self.worlds or ("",):
             if world not in GENERATORS:
                 raise TwinsimError(f"--worlds: {GENERATORS.unknown(world)}")
@@ -288,14 +297,23 @@ def navbench(
 
 
 def _check_configs(spec: NavBenchSpec) -> None:
-    """Every world × adversity config validates before any trial starts."""
+    """Every world × adversity config validates, and gives the robot the sensor the localizer
+    reads, before any trial starts."""
     from twinsim.config import load_config
+    from twinsim.registries import LOCALIZERS
 
+    needs = LOCALIZERS.get(spec.localization).sensor
     for world in spec.worlds:
         for level in spec.adversity:
-            load_config(
+            cfg = load_config(
                 spec.preset, spec.config_overrides(world, level), duration_s=spec.duration_s
             )
+            robot = next(iter(cfg.robots.values()))  # the one `run_episode` drives
+            if needs and not any(s.kind == needs for s in robot.sensors.values()):
+                raise TwinsimError(
+                    f"--localization {spec.localization}: the robot has no {needs}; add one "
+                    f"with --set (e.g. sensors.{needs}0.kind={needs})"
+                )
 
 
 def _manifest(spec: NavBenchSpec) -> dict:
@@ -308,6 +326,7 @@ def _manifest(spec: NavBenchSpec) -> dict:
         "preset": spec.preset,
         "task": spec.task,
         "adversity_bundles": spec.adversity_bundles(),
+        "localization": spec.localization,
     }
 
 
@@ -321,6 +340,7 @@ def _prepare(out: Path, spec: NavBenchSpec) -> None:
             previous = json.loads(manifest.read_text(encoding="utf-8"))
             previous.setdefault("task", DEFAULT_TASK)  # written before tasks had names
             previous.setdefault("adversity_bundles", None)  # before the bundles: other levels
+            previous.setdefault("localization", "ground_truth")  # before localizers
             before = {k: previous[k] for k in fixed}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise OutputFolderError(f"{manifest}: cannot be read ({exc})") from None
@@ -383,7 +403,13 @@ def _episode(trial: NavTrial, spec: NavBenchSpec, folder: Path, seed: int) -> No
     try:
         on_step = getattr(navigator, "observe", None)
         result = run_episode(
-            session, task, navigator, seed, out=folder / "episode", on_step=on_step
+            session,
+            task,
+            navigator,
+            seed,
+            out=folder / "episode",
+            on_step=on_step,
+            localizer=spec.localization,
         )
     finally:
         if hasattr(navigator, "close"):

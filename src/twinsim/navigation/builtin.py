@@ -1,5 +1,5 @@
-"""Registers the built-in navigation and exploration methods (one line per method) and the
-ZeroMQ protocol of external policies."""
+"""Registers the built-in navigation and exploration methods (one line per method), the
+localizers they may take their pose from, and the ZeroMQ protocol of external policies."""
 
 from __future__ import annotations
 
@@ -9,9 +9,15 @@ from twinsim.closedloop.tasks import PointGoalTask
 from twinsim.navigation.api import NavigatorEntry
 from twinsim.navigation.external import PolicyProtocol, ZmqPolicyNavigator
 from twinsim.navigation.frontier import FrontierExplorer
+from twinsim.navigation.localization import (
+    GROUND_TRUTH,
+    KissIcpLocalizer,
+    LocalizerEntry,
+    RgbdOdometryLocalizer,
+)
 from twinsim.navigation.planner import ShortestPathNavigator
 from twinsim.navigation.reactive import ReactiveDepthNavigator
-from twinsim.registries import NAVIGATORS, POLICY_PROTOCOLS
+from twinsim.registries import LOCALIZERS, NAVIGATORS, POLICY_PROTOCOLS
 
 NAVIGATORS.register(
     "planner",
@@ -34,5 +40,15 @@ NAVIGATORS.register(
     NavigatorEntry(
         FrontierExplorer, (ExplorationTask.name,), "nearest frontier on its own depth map"
     ),
+)
+LOCALIZERS.register(
+    GROUND_TRUTH, LocalizerEntry(lambda: None, "", "the simulator's ground-truth pose")
+)
+LOCALIZERS.register(
+    "rgbd_odometry",
+    LocalizerEntry(RgbdOdometryLocalizer, "camera", "dense RGB-D odometry (OpenCV) on the camera"),
+)
+LOCALIZERS.register(
+    "kiss_icp", LocalizerEntry(KissIcpLocalizer, "lidar", "KISS-ICP LiDAR odometry on the LiDAR")
 )
 POLICY_PROTOCOLS.register("zmq", PolicyProtocol(("endpoint",), ZmqPolicyNavigator))

@@ -57,6 +57,39 @@ def first_stream(seq: SequenceReader, kind: str) -> str:
     raise MethodError(f"{seq.path}: no {kind} stream (streams: {', '.join(seq.streams)})")
 
 
+class ReferenceChain:
+    """Frame-to-reference odometry, one frame at a time: each observation is registered against
+    the last tracked one (`track(reference, current)` → T_cur_ref, None when it fails). An
+    untracked frame is a gap; after `reanchor_after` gaps in a row, tracking restarts from the
+    current frame at the last estimated pose, as odometry does after a reset. Poses are the
+    first frame's frame → each frame's (the first is the identity). Used offline by the
+    benchmark methods and live by `twinsim.navigation.localization`."""
+
+    def __init__(self, track: Callable[[Any, Any], np.ndarray | None], reanchor_after: int):
+        self.track, self.reanchor_after = track, reanchor_after
+        self.reference: tuple[Any, np.ndarray] | None = None  # (observation, pose)
+        self.pose: np.ndarray | None = None  # the last estimated pose
+        self.lost = 0
+
+    def add(self, current: Any) -> tuple[np.ndarray | None, str]:
+        """Register one observation: (its pose, or None when untracked; what happened: `first`,
+        `tracked`, `lost` or `restarted`)."""
+        if self.reference is None:
+            self.reference, self.pose = (current, np.eye(4)), np.eye(4)
+            return self.pose, "first"
+        T_cur_ref = self.track(self.reference[0], current)
+        if T_cur_ref is None:
+            self.lost += 1
+            if self.lost < self.reanchor_after:
+                return None, "lost"
+            self.reference, self.lost = (current, self.pose), 0
+            return None, "restarted"
+        self.pose = self.reference[1] @ np.linalg.inv(T_cur_ref)
+        self.lost = 0
+        self.reference = (current, self.pose)
+        return self.pose, "tracked"
+
+
 def chain_to_reference(
     frames: Iterable,
     observe: Callable[[Any], Any],
@@ -64,33 +97,19 @@ def chain_to_reference(
     reanchor_after: int,
     log: Log,
 ) -> tuple[list[int], list[np.ndarray]]:
-    """Frame-to-reference odometry: each frame's observation is registered against the last
-    tracked one (`track(reference, current)` → T_cur_ref, None when it fails). An untracked
-    frame is a gap; after `reanchor_after` gaps in a row, tracking restarts from the current
-    frame at the last estimated pose, as odometry does after a reset. Returns (t_ns, poses)."""
+    """Every frame through one `ReferenceChain`; returns the tracked frames' (t_ns, poses)."""
+    chain = ReferenceChain(track, reanchor_after)
     t_ns: list[int] = []
     poses: list[np.ndarray] = []
-    reference = None  # (observation, pose)
-    lost = 0
     for frame in frames:
-        current = observe(frame)
-        if reference is None:
-            pose = np.eye(4)
-        else:
-            T_cur_ref = track(reference[0], current)
-            if T_cur_ref is None:
-                lost += 1
-                if lost < reanchor_after:
-                    log(f"frame {frame.index}: not tracked")
-                else:
-                    log(f"frame {frame.index}: lost {lost} frames; restarting from here")
-                    reference, lost = (current, poses[-1]), 0
-                continue
-            pose = reference[1] @ np.linalg.inv(T_cur_ref)
-        lost = 0
-        reference = (current, pose)
-        t_ns.append(frame.t_ns)
-        poses.append(pose)
+        pose, what = chain.add(observe(frame))
+        if what == "lost":
+            log(f"frame {frame.index}: not tracked")
+        elif what == "restarted":
+            log(f"frame {frame.index}: lost {chain.reanchor_after} frames; restarting from here")
+        if pose is not None:
+            t_ns.append(frame.t_ns)
+            poses.append(pose)
     return t_ns, poses
 
 

@@ -9,6 +9,8 @@ import numpy as np
 from twinsim.eval.methods.base import Log, Method, MethodError, first_stream, save_estimate
 from twinsim.sequence import SequenceReader, open_sequence
 
+MIN_POINTS = 10  # a sweep with fewer points (after removal) is skipped
+
 
 class KissIcpOdometry(Method):
     """KISS-ICP (deskewing with per-point times); `remove_dynamic` drops the points labelled
@@ -30,27 +32,18 @@ class KissIcpOdometry(Method):
         return first_stream(seq, "lidar")
 
     def run(self, seq_path: Path, trial_dir: Path, seed: int, log: Log) -> Path:
-        from kiss_icp.config import load_config
-        from kiss_icp.kiss_icp import KissICP
-
         seq = open_sequence(seq_path)
         scans = seq.lidar(self.target_stream(seq))
         reach = self._reach(scans)
-        config = load_config(None)
-        config.data.max_range = reach
-        config.data.min_range = 0.3
-        config.mapping.voxel_size = reach / 100.0
-        odometry = KissICP(config)
+        odometry = kiss_icp_pipeline(reach)
         log(f"max range {reach:g} m, voxel size {reach / 100.0:g} m")
         t_ns: list[int] = []
         poses: list[np.ndarray] = []
         removed = 0
         for scan in scans:
-            keep = ~np.asarray(scan.dynamic, bool) if self.remove_dynamic else slice(None)
-            points = np.asarray(scan.points, np.float64)[keep]
-            offsets = np.asarray(scan.t_offset_ns, np.float64)[keep] / 1e9
+            points, offsets = scan_points(scan, self.remove_dynamic)
             removed += len(scan.points) - len(points)
-            if len(points) < 10:
+            if len(points) < MIN_POINTS:
                 log(f"scan at {scan.t_ns} ns: {len(points)} points, skipped")
                 continue
             odometry.register_frame(points, offsets)
@@ -60,10 +53,35 @@ class KissIcpOdometry(Method):
         return save_estimate(trial_dir, t_ns, poses, self.name)
 
     def _reach(self, scans) -> float:
-        """The range to keep: `max_range_m`, or the first usable scan's 95th-percentile range
-        (whole metres) where that is farther."""
+        """The range to keep: `max_range_m`, or the first usable scan's reach where farther."""
         for scan in scans:
-            ranges = np.linalg.norm(np.asarray(scan.points, np.float64), axis=1)
-            if len(ranges) >= 10:
-                return max(self.max_range_m, float(np.ceil(np.percentile(ranges, 95))))
+            if len(scan.points) >= MIN_POINTS:
+                return scan_reach(scan, self.max_range_m)
         return self.max_range_m
+
+
+def scan_reach(scan, max_range_m: float) -> float:
+    """`max_range_m`, or the scan's 95th-percentile range (whole metres) where that is farther."""
+    ranges = np.linalg.norm(np.asarray(scan.points, np.float64), axis=1)
+    return max(max_range_m, float(np.ceil(np.percentile(ranges, 95))))
+
+
+def scan_points(scan, remove_dynamic: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A sweep's points (N, 3) and their capture times from its start (s), KISS-ICP's input;
+    without the points labelled dynamic when `remove_dynamic`."""
+    keep = ~np.asarray(scan.dynamic, bool) if remove_dynamic else slice(None)
+    points = np.asarray(scan.points, np.float64)[keep]
+    return points, np.asarray(scan.t_offset_ns, np.float64)[keep] / 1e9
+
+
+def kiss_icp_pipeline(reach_m: float):
+    """A KISS-ICP pipeline keeping ranges 0.3 m..`reach_m`, with its own voxel size rule (a
+    hundredth of the range); shared by the benchmark method and the live localizer."""
+    from kiss_icp.config import load_config
+    from kiss_icp.kiss_icp import KissICP
+
+    config = load_config(None)
+    config.data.max_range = reach_m
+    config.data.min_range = 0.3
+    config.mapping.voxel_size = reach_m / 100.0
+    return KissICP(config)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -34,21 +36,31 @@ class RgbdOdometry(Method):
     def run(self, seq_path: Path, trial_dir: Path, seed: int, log: Log) -> Path:
         seq = open_sequence(seq_path)
         cam = seq.camera(first_stream(seq, "camera"))
-        settings = cv2.OdometrySettings()
-        settings.setCameraMatrix(cam.K.astype(np.float32))
-        settings.setMinDepth(0.05)
-        settings.setMaxDepth(self.max_depth_m)
-        settings.setMaxDepthDiff(self.max_depth_diff_m)
-        odometry = cv2.Odometry(cv2.OdometryType_RGB_DEPTH, settings, cv2.OdometryAlgoType_COMMON)
-
-        def observe(frame) -> tuple[np.ndarray, np.ndarray]:
-            return frame.depth.astype(np.float32), cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2GRAY)
-
-        def track(reference, current) -> np.ndarray | None:
-            # Rt maps points of the reference camera into the current camera: T_cur_ref
-            ok, Rt = odometry.compute(*reference, *current)
-            return Rt if ok else None
-
+        observe, track = rgbd_tracker(cam.K, self.max_depth_m, self.max_depth_diff_m)
         t_ns, poses = chain_to_reference(cam, observe, track, self.reanchor_after, log)
         log(f"tracked {len(t_ns)} of {len(cam)} frames")
         return save_estimate(trial_dir, t_ns, poses, self.name)
+
+
+def rgbd_tracker(
+    K: np.ndarray, max_depth_m: float, max_depth_diff_m: float
+) -> tuple[Callable[[Any], tuple], Callable[[tuple, tuple], np.ndarray | None]]:
+    """`cv2.Odometry(RGB_DEPTH, COMMON)` for a camera of intrinsics `K`, as (observe, track):
+    `observe(frame)` → its (depth, grey) images, `track(reference, current)` → T_cur_ref or
+    None; shared by the benchmark method and the live localizer."""
+    settings = cv2.OdometrySettings()
+    settings.setCameraMatrix(np.asarray(K, np.float32))
+    settings.setMinDepth(0.05)
+    settings.setMaxDepth(max_depth_m)
+    settings.setMaxDepthDiff(max_depth_diff_m)
+    odometry = cv2.Odometry(cv2.OdometryType_RGB_DEPTH, settings, cv2.OdometryAlgoType_COMMON)
+
+    def observe(frame) -> tuple[np.ndarray, np.ndarray]:
+        return frame.depth.astype(np.float32), cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2GRAY)
+
+    def track(reference: tuple, current: tuple) -> np.ndarray | None:
+        # Rt maps points of the reference camera into the current camera: T_cur_ref
+        ok, Rt = odometry.compute(*reference, *current)
+        return Rt if ok else None
+
+    return observe, track

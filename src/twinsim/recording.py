@@ -3,11 +3,12 @@
 The loop (`twinsim.sim`) decides how the robots move; this decides what is recorded at each
 step, robot by robot: `before_step` reads what describes instant k before the physics
 integrates (state, setpoints, poses, odometry, then each sensor's recorder: images, LiDAR
-sectors, event-camera renders), `after_step` what MuJoCo computes during the step
-(accelerometer, actuator efforts, contacts and their forces). A robot's recorders see its own
-view of the world and a writer that names its streams (`b.cam0` for robot b when there are
-several). Each sensor records through the recorder its kind provides (`twinsim.sensors`); a
-replay drives the same recorder from a logged state; `statistics` ends the recording.
+sectors, event-camera renders with the image weather composited), `after_step` what MuJoCo
+computes during the step (accelerometer, actuator efforts, contacts and their forces). A
+robot's recorders see its own view of the world and a writer that names its streams (`b.cam0`
+for robot b when there are several). Each sensor records through the recorder its kind
+provides (`twinsim.sensors`); a replay drives the same recorder from a logged state;
+`statistics` ends the recording.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from twinsim.config import TwinsimConfig
 from twinsim.geometry import T_to_pos_quat_xyzw
 from twinsim.model.scene import SceneSpec
 from twinsim.registries import ROBOTS, SENSORS
-from twinsim.sensors.base import POSE_COLUMNS, RecordingContext, substate
+from twinsim.sensors.base import POSE_COLUMNS, ImageWeather, RecordingContext, substate
 from twinsim.sequence import SequenceWriter, step_to_ns
 
 if TYPE_CHECKING:  # replay imports this module
@@ -89,7 +90,13 @@ class RobotRecorder:
     """Declares one robot's streams (state, poses, odometry, its sensors') and fills them."""
 
     def __init__(
-        self, cfg: TwinsimConfig, scene: SceneSpec, view, writer, frame_sources: dict
+        self,
+        cfg: TwinsimConfig,
+        scene: SceneSpec,
+        view,
+        writer,
+        frame_sources: dict,
+        weather: ImageWeather | None = None,
     ) -> None:
         self.hz = hz = cfg.sim.physics_hz
         self.view, self.writer = view, writer
@@ -98,7 +105,7 @@ class RobotRecorder:
         self.odom_p = hz // gt.odometry_rate_hz
         self.joint_p = hz // gt.joint_state_rate_hz
         self.contact_p = hz // gt.contact_rate_hz
-        ctx = RecordingContext(view, writer, hz, self.pose_p, frame_sources)
+        ctx = RecordingContext(view, writer, hz, self.pose_p, frame_sources, weather)
         robot = view.spec
         self.sensors = [
             SENSORS.get(s.type).recorder(s, ctx) for s in scene.robot_sensors(robot.name)
@@ -147,10 +154,12 @@ class StreamRecorder:
         world,
         writer: SequenceWriter,
         frame_sources: dict[str, FrameSource] | None = None,
+        weather: ImageWeather | None = None,
     ) -> None:
         """`frame_sources`: cameras (by stream name) whose frames are taken from a recorded
         stream (a twin's unchanged cameras, `twinsim.replay.reuse`), rendering at most their
-        colour pass."""
+        colour pass; `weather`: the rain, snow and smoke the event cameras composite onto
+        their renders (the one the writer composites onto colour frames; None in clear air)."""
         self.hz = cfg.sim.physics_hz
         sources = frame_sources or {}
         self.robots: dict[str, RobotRecorder] = {}
@@ -163,7 +172,7 @@ class StreamRecorder:
             }
             view = world.robot(robot.name)
             streams = robot_streams(writer, prefix)
-            self.robots[robot.name] = RobotRecorder(cfg, scene, view, streams, own)
+            self.robots[robot.name] = RobotRecorder(cfg, scene, view, streams, own, weather)
 
     def observed(self, k: int) -> bool:
         """Whether a sensor that sees the world fires at step k (a LiDAR casts at every step)."""

@@ -19,7 +19,8 @@ from twinsim._numerics import numerics
 from twinsim._version import __version__
 from twinsim.actors.pedestrians import WALKER_PREFIX
 from twinsim.actors.traffic.in_town import VEHICLE_PREFIX
-from twinsim.adversity import config_atmosphere, run_metadata, weather_writers
+from twinsim.adversity import config_atmosphere, image_weather, run_metadata, weather_writers
+from twinsim.adversity.image import Weather
 from twinsim.assemble import build_scene
 from twinsim.checkpoint import Checkpoint, LoggedStates, write_checkpoint
 from twinsim.config import TwinsimConfig
@@ -196,6 +197,7 @@ def record(
     metadata = build_metadata(cfg, scene, steps)
     atmosphere = config_atmosphere(cfg)
     look = None if atmosphere is None else atmosphere.look
+    image = None if atmosphere is None else image_weather(scene, atmosphere.weather)
     world = World(scene, cfg.render, cfg.sim.physics_hz, look)
     try:
         with SequenceWriter(
@@ -208,9 +210,11 @@ def record(
             base = writer if observe is None else _Tee(writer, observe(metadata, scene))
             target = base
             if atmosphere is not None:  # the weather of `twinsim.adversity`, as a twin's
-                target = weather_writers(base, scene, atmosphere.look, atmosphere.weather)
+                target = weather_writers(base, scene, look, atmosphere.weather, image)
             try:
-                stats, clamped = _fly(cfg, scene, world, writer, target, steps, progress, resume)
+                stats, clamped = _fly(
+                    cfg, scene, world, writer, target, image, steps, progress, resume
+                )
             finally:
                 if target is not base:
                     target.flush()
@@ -243,14 +247,23 @@ class _Tee:
 
 
 def _fly(
-    cfg, scene, world, writer, target, steps: StepRange, progress, resume: Checkpoint | None
+    cfg,
+    scene,
+    world,
+    writer,
+    target,
+    image: Weather | None,
+    steps: StepRange,
+    progress,
+    resume: Checkpoint | None,
 ) -> tuple[dict, dict]:
     """Drive every robot through every step with its controller, recording (through `target`:
-    the writer, or the weather's writers over it) and checkpointing; return statistics and
-    what each robot's controller clamped (`clamped_report`). A resumed run replays the steps
-    before its checkpoint without recording, checked against the log."""
+    the writer, or the weather's writers over it; event cameras composite `image`, the image
+    weather) and checkpointing; return statistics and what each robot's controller clamped
+    (`clamped_report`). A resumed run replays the steps before its checkpoint without
+    recording, checked against the log."""
     hz = cfg.sim.physics_hz
-    recorder = StreamRecorder(cfg, scene, world, target)
+    recorder = StreamRecorder(cfg, scene, world, target, weather=image)
     write_pending = getattr(target, "write_pending", None)  # frames still being composited
     drives = []
     for robot in scene.robots:

@@ -2,7 +2,8 @@
 (a run's `weather:` section and a twin's weather variations composite the same way).
 
 MuJoCo has no particle systems or participating media, so weather is composited onto each
-rendered colour image from the frame's own depth, intrinsics and pose:
+rendered colour image (a camera's frame, an event camera's render) from its own depth,
+intrinsics and pose:
 
 - rain / snow: particles live in the world box of the scene (drawn once from the seed,
   falling with time, so every camera of a stereo pair and every frame sees the same drops);
@@ -100,7 +101,11 @@ class _Smoke:
 
 
 class Weather:
-    """Composites rain, snow and smoke onto frames of a scene (densities in [0, 1])."""
+    """Composites rain, snow and smoke onto frames of a scene (densities in [0, 1]).
+
+    `apply` only reads the draws (and caches rays), so one instance serves a recording's colour
+    frames on the writer's thread and its event-camera renders on the recorder's at once.
+    """
 
     def __init__(self, scene: SceneSpec, rain: float, snow: float, smoke: float, seed: int) -> None:
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0x77EA7]))

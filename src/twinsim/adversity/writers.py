@@ -1,7 +1,8 @@
 """Writers between a recorder and its sequence that put the weather into what is written: rain,
 snow and smoke onto each colour image (`WeatherWriter`), fog, rain and snow into each LiDAR sweep
 (`twinsim.sensors.lidar_weather.LidarWeatherWriter`). A run, a live episode and a twin write
-through the same ones (`weather_writers`)."""
+through the same ones (`weather_writers`); their event cameras composite the same image weather
+onto each render (`image_weather`, handed to the recorder)."""
 
 from __future__ import annotations
 
@@ -106,17 +107,9 @@ def min_ranges(scene: SceneSpec) -> dict[str, float]:
     }
 
 
-def weather_writers(
-    writer, scene: SceneSpec, look: Look, weather: dict, in_flight: int = WEATHER_IN_FLIGHT
-):
-    """`writer` behind the LiDAR weather (fog, rain, snow) and the image weather (rain, snow,
-    smoke) of `look` and `weather` (`Atmosphere`'s), each only where it changes something;
-    `writer` itself in clear air. Call `flush()` on what it returns (when it is not `writer`)
-    before the writer closes."""
-    target = writer
-    lidar = lidar_weather(look, weather)
-    if lidar.active:
-        target = LidarWeatherWriter(target, lidar, min_ranges(scene))
+def image_weather(scene: SceneSpec, weather: dict) -> Weather | None:
+    """The rain, snow and smoke of `weather` (`Atmosphere`'s) in `scene`, composited onto the
+    colour cameras' frames and the event cameras' renders alike; None where there are none."""
     image = Weather(
         scene,
         weather.get("rain", 0.0),
@@ -124,6 +117,25 @@ def weather_writers(
         weather.get("smoke", 0.0),
         int(weather.get("seed", 0)),
     )
-    if image.active:
+    return image if image.active else None
+
+
+def weather_writers(
+    writer,
+    scene: SceneSpec,
+    look: Look,
+    weather: dict,
+    image: Weather | None,
+    in_flight: int = WEATHER_IN_FLIGHT,
+):
+    """`writer` behind the LiDAR weather (fog, rain, snow) of `look` and `weather`
+    (`Atmosphere`'s) and the image weather `image` (`image_weather` of them, which the event
+    cameras composite too), each only where it changes something; `writer` itself in clear
+    air. Call `flush()` on what it returns (when it is not `writer`) before the writer closes."""
+    target = writer
+    lidar = lidar_weather(look, weather)
+    if lidar.active:
+        target = LidarWeatherWriter(target, lidar, min_ranges(scene))
+    if image is not None:
         target = WeatherWriter(target, image, scene, in_flight)
     return target

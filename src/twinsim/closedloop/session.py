@@ -16,7 +16,7 @@ import numbers
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from twinsim.adversity import config_atmosphere, weather_writers
+from twinsim.adversity import config_atmosphere, image_weather, weather_writers
 from twinsim.assemble import build_scene
 from twinsim.closedloop.observations import Observations, ObservationTap, RobotObservations
 from twinsim.config import TwinsimConfig, load_config, validate_config
@@ -198,11 +198,12 @@ class _Episode:
                     path, scene.to_json(), metadata, rgb_png_level=cfg.output.rgb_png_level
                 )
             self.tap = ObservationTap(self.writer)
-            target = self.tap
+            target, image = self.tap, None
             if atmosphere is not None:  # composited before the tap: observed as recorded
                 look, weather = atmosphere.look, atmosphere.weather
-                target = weather_writers(self.tap, scene, look, weather, in_flight=0)
-            self.recorder = StreamRecorder(cfg, scene, self.world, target)
+                image = image_weather(scene, weather)
+                target = weather_writers(self.tap, scene, look, weather, image, in_flight=0)
+            self.recorder = StreamRecorder(cfg, scene, self.world, target, weather=image)
             self.prefixes = {r.name: scene.stream_prefix(r.name) for r in scene.robots}
             self.drives = []
             self.spaces: dict[str, CommandSpace] = {}

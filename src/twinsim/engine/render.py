@@ -131,6 +131,13 @@ class CameraRenderer:
         self._colour_pass(None if self._rays is None else self._zbuf, data)
         return self._rgb[::-1].copy()
 
+    def render_rgb_depth(self, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray]:
+        """The colour image and z-depth of the current state (new arrays), without the
+        segmentation pass: what compositing image-space weather onto a render needs."""
+        self._update_scene(data)
+        self._colour_pass(self._zbuf, data)
+        return self._rgb[::-1].copy(), self._metric_depth()
+
     def render_raw(self, data: mujoco.MjData) -> None:
         """The bare MuJoCo cost of a frame: one RGB+depth pass and one segmentation pass, read back.
 

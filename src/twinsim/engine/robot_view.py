@@ -162,6 +162,12 @@ class RobotView:
         """Only the colour image of one of the robot's cameras at the current state."""
         return self.world.render_rgb(self.prefix + camera, width, height)
 
+    def render_rgb_depth(
+        self, camera: str, width: int, height: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The colour image and z-depth of one of the robot's cameras at the current state."""
+        return self.world.render_rgb_depth(self.prefix + camera, width, height)
+
     def render_at(
         self, camera: str, width: int, height: int, qpos: np.ndarray, t_s: float
     ) -> RenderedFrame:

@@ -191,6 +191,12 @@ class World:
         """Only the colour image of a camera at the current state (no depth, no masks)."""
         return self._renderer(camera, width, height).render_rgb(self.data)
 
+    def render_rgb_depth(
+        self, camera: str, width: int, height: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The colour image and z-depth of a camera at the current state (no masks)."""
+        return self._renderer(camera, width, height).render_rgb_depth(self.data)
+
     def render_at(
         self, camera: str, width: int, height: int, qpos: np.ndarray, t_s: float
     ) -> RenderedFrame:

@@ -25,7 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-from twinsim.adversity import atmosphere_for, lidar_weather, relight, weather_writers
+from twinsim.adversity import (
+    atmosphere_for,
+    image_weather,
+    lidar_weather,
+    relight,
+    weather_writers,
+)
 from twinsim.adversity.atmosphere import recorded_atmosphere
 from twinsim.config import TwinsimConfig
 from twinsim.engine.backend import configure_backend
@@ -175,9 +181,10 @@ def replay(
                 else cycles_sources(world, scene, reused, settings, out, cfg.render.backend)
             )
             with sources as frame_sources:
-                target = weather_writers(writer, scene, plan.look, plan.weather)
+                image = image_weather(scene, plan.weather)
+                target = weather_writers(writer, scene, plan.look, plan.weather, image)
                 target = pending_frames(target, settings)
-                recorder = StreamRecorder(cfg, scene, world, target, frame_sources)
+                recorder = StreamRecorder(cfg, scene, world, target, frame_sources, image)
                 try:
                     _drive(src, world, recorder, mode, cfg.sim.physics_hz, progress)
                     statistics = recorder.statistics()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from twinsim.sequence.stream_checks import StreamCheck, check_table
 
 __all__ = [
     "POSE_COLUMNS",
+    "ImageWeather",
     "RecordingContext",
     "SensorConfig",
     "SensorKind",
@@ -44,16 +45,27 @@ class SensorConfig(ConfigModel):
     rpy_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
+class ImageWeather(Protocol):
+    """Rain, snow and smoke composited onto a colour image from its depth, intrinsics, pose and
+    time (`twinsim.adversity.image.Weather`, which the writers apply to colour cameras)."""
+
+    def apply(
+        self, rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, T_world_cam: np.ndarray, t_s: float
+    ) -> np.ndarray: ...
+
+
 @dataclass
 class RecordingContext:
-    """What every sensor recorder shares: the world, the writer, the clock and the twin's
-    frame sources (cameras whose frames come from a recorded stream)."""
+    """What every sensor recorder shares: the world, the writer, the clock, the twin's frame
+    sources (cameras whose frames come from a recorded stream) and the image weather that
+    recorders rendering colour themselves (event cameras) composite (None in clear air)."""
 
     world: object
     writer: object
     physics_hz: int
     pose_period: int  # physics steps between ground-truth poses
     frame_sources: dict = field(default_factory=dict)
+    weather: ImageWeather | None = None
 
 
 def substate(state: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:

@@ -49,10 +49,14 @@ class EventCameraConfig(SensorConfig):
 
 
 class EventRecorder(SensorRecorder):
+    """Renders the camera at its internal rate, with the image weather where there is one (as a
+    colour camera's frames have it), and writes the events between consecutive renders."""
+
     def __init__(self, cam: SensorSpec, ctx: RecordingContext) -> None:
         self.cam, self.ctx = cam, ctx
         self.period = ctx.physics_hz // cam.rate_hz
         self.simulator = EventSimulator(cam.events, cam.width, cam.height)
+        self.K = intrinsics(cam.width, cam.height, cam.hfov_deg)
         ctx.writer.add_events(cam.name, cam.width, cam.height)
 
     resumable = True
@@ -69,9 +73,18 @@ class EventRecorder(SensorRecorder):
     def before_step(self, k: int, t_ns: int, q: np.ndarray) -> None:
         if k % self.period == 0:
             cam = self.cam
-            rgb = self.ctx.world.render_rgb(cam.name, cam.width, cam.height)
-            batch = self.simulator.update(t_ns, log_intensity(rgb, cam.events.log_eps))
+            log_image = log_intensity(self._render(t_ns), cam.events.log_eps)
+            batch = self.simulator.update(t_ns, log_image)
             self.ctx.writer.append_events(cam.name, batch.x, batch.y, batch.t_ns, batch.polarity)
+
+    def _render(self, t_ns: int) -> np.ndarray:
+        """The colour image at t; in rain, snow or smoke the depth is rendered too and the
+        weather composited from it, the pose and t (clear air renders colour only)."""
+        cam, world, weather = self.cam, self.ctx.world, self.ctx.weather
+        if weather is None:
+            return world.render_rgb(cam.name, cam.width, cam.height)
+        rgb, depth = world.render_rgb_depth(cam.name, cam.width, cam.height)
+        return weather.apply(rgb, depth, self.K, world.T_world_cam(cam.name), t_ns / 1e9)
 
 
 class EventCamera(SensorKind):

@@ -4,17 +4,13 @@ reads the advertised channels and decodes the protobuf messages against the sequ
 
 from __future__ import annotations
 
-import base64
-import json
-import struct
 import threading
 import time
 
 import numpy as np
 import pytest
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-from websockets.sync.client import connect
 
+from foxglove_client import EXPECTED, LIDAR, Client, ns, send_garbage
 from twinsim.config import load_config
 from twinsim.foxglove.live import live_observer
 from twinsim.foxglove.replay import stream_sequence
@@ -22,104 +18,11 @@ from twinsim.foxglove.server import Publisher
 from twinsim.sequence import open_sequence
 from twinsim.sim import run
 
-#: foxglove-sdk 0.30's server speaks `foxglove.sdk.v1` (it refuses `foxglove.websocket.v1`)
-SUBPROTOCOL = "foxglove.sdk.v1"
-LIDAR = (
-    "sensors.lidar0.kind=lidar",
-    "sensors.lidar0.model=custom",
-    "sensors.lidar0.elevations_deg=[-15,0,15]",
-    "sensors.lidar0.columns=90",
-)
-EXPECTED = {
-    "/tf": "foxglove.FrameTransforms",
-    "/robot/pose": "foxglove.PoseInFrame",
-    "/map": "foxglove.SceneUpdate",
-    "/cam0/rgb": "foxglove.RawImage",
-    "/cam0/depth": "foxglove.RawImage",
-    "/cam0/calibration": "foxglove.CameraCalibration",
-    "/cam0/boxes": "foxglove.ImageAnnotations",
-    "/cam0/boxes3d": "foxglove.SceneUpdate",
-    "/lidar0/points": "foxglove.PointCloud",
-}
-
 
 @pytest.fixture(scope="module")
 def sequence(tmp_path_factory, gl_backend):
     out = tmp_path_factory.mktemp("foxglove") / "seq"
     return run(load_config("tiny", LIDAR, seed=0, duration_s=0.5), out)
-
-
-class Client:
-    """A Foxglove WebSocket client: the advertised channels, subscriptions, decoded messages."""
-
-    def __init__(self, url: str) -> None:
-        self.ws = connect(url, subprotocols=[SUBPROTOCOL], open_timeout=5, legacy=True)
-        assert self.ws.subprotocol == SUBPROTOCOL
-        self.channels: dict[str, dict] = {}  # topic -> channel
-        self.subs: dict[int, dict] = {}  # subscription id -> channel
-        self.info = None
-
-    def read_control(self, wanted: set[str], timeout: float = 5.0) -> None:
-        """Read JSON messages until every topic of `wanted` is advertised."""
-        end = time.monotonic() + timeout
-        while not wanted <= set(self.channels):
-            data = self.ws.recv(timeout=max(0.01, end - time.monotonic()))
-            if isinstance(data, str):
-                self._control(json.loads(data))
-
-    def _control(self, op: dict) -> None:
-        if op["op"] == "serverInfo":
-            self.info = op
-        elif op["op"] == "advertise":
-            self.channels.update({c["topic"]: c for c in op["channels"]})
-
-    def subscribe(self, topics) -> None:
-        subs = []
-        for topic in topics:
-            channel = self.channels[topic]
-            sid = len(self.subs) + 1
-            self.subs[sid] = channel
-            subs.append({"id": sid, "channelId": channel["id"]})
-        self.ws.send(json.dumps({"op": "subscribe", "subscriptions": subs}))
-
-    def messages(self, topics: set[str], timeout: float = 5.0) -> dict[str, list]:
-        """The first message of each of `topics` as (log time ns, decoded message)."""
-        got: dict[str, list] = {}
-        end = time.monotonic() + timeout
-        while not topics <= set(got):
-            data = self.ws.recv(timeout=max(0.01, end - time.monotonic()))
-            if isinstance(data, str):
-                self._control(json.loads(data))
-                continue
-            assert data[0] == 1  # messageData
-            sid, log_time = struct.unpack_from("<IQ", data, 1)
-            channel = self.subs[sid]
-            got.setdefault(channel["topic"], [log_time, decode(channel, data[13:])])
-        return got
-
-    def close(self) -> None:
-        self.ws.close()
-
-
-def decode(channel: dict, payload: bytes):
-    """A protobuf message of the channel's schema (a base64 FileDescriptorSet)."""
-    assert channel["encoding"] == "protobuf" and channel["schemaEncoding"] == "protobuf"
-    files = descriptor_pb2.FileDescriptorSet.FromString(base64.b64decode(channel["schema"]))
-    pool = descriptor_pool.DescriptorPool()
-    for file in files.file:
-        pool.Add(file)
-    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(channel["schemaName"]))
-    return cls.FromString(payload)
-
-
-def ns(stamp) -> int:
-    return stamp.seconds * 1_000_000_000 + stamp.nanos
-
-
-def send_garbage(client: Client) -> None:
-    for junk in (b"\x00garbage", b"\x01\xff", "not json", '{"op": "bogus"}', '{"op": 3}'):
-        client.ws.send(junk)
-    client.ws.send(json.dumps({"op": "subscribe", "subscriptions": [{"id": 9, "channelId": 999}]}))
 
 
 def start_stream(path, **kwargs):
@@ -227,6 +130,7 @@ def test_run_published_live(tmp_path, gl_backend):
     out = tmp_path / "live"
     errors = []
     with Publisher(port=0) as publisher:
+
         def target():
             try:
                 run(cfg, out, observe=live_observer(publisher))

@@ -35,7 +35,16 @@ from twinsim.sequence import SequenceWriter, step_to_ns
 from twinsim.sequence.contacts import CONTACT_FIELDS
 
 ProgressCallback = Callable[[int, int], None]
-__all__ = ["StepRange", "build_metadata", "build_scene", "record", "run", "step_range"]
+__all__ = [
+    "Observer",
+    "StepRange",
+    "Tee",
+    "build_metadata",
+    "build_scene",
+    "record",
+    "run",
+    "step_range",
+]
 
 
 @dataclass(frozen=True)
@@ -160,7 +169,8 @@ def _traffic_metadata(cfg: TwinsimConfig, scene: SceneSpec) -> dict:
 
 
 #: `observe(metadata, scene)` → an object that also gets the recorder's writes (any of
-#: `append`, `write_frame`, `write_scan` it has), after the writer: a live viewer of a run
+#: `append`, `write_frame`, `write_scan` it has), after the writer (`Tee`): a live viewer of a
+#: run (`record`) or of each closed-loop episode (`closedloop.Session`)
 Observer = Callable[[dict, SceneSpec], object]
 
 
@@ -207,7 +217,7 @@ def record(
             rgb_png_level=cfg.output.rgb_png_level,
             resume=None if resume is None else resume.writer,
         ) as writer:
-            base = writer if observe is None else _Tee(writer, observe(metadata, scene))
+            base = writer if observe is None else Tee(writer, observe(metadata, scene))
             target = base
             if atmosphere is not None:  # the weather of `twinsim.adversity`, as a twin's
                 target = weather_writers(base, scene, look, atmosphere.weather, image)
@@ -224,9 +234,10 @@ def record(
     return Path(out)
 
 
-class _Tee:
-    """The sequence writer, whose `append`, `write_frame` and `write_scan` also reach
-    `listener` (those of them it has), after the writer took them."""
+class Tee:
+    """`writer` (a sequence writer, or a closed-loop step's `ObservationTap`), whose `append`,
+    `write_frame` and `write_scan` also reach `listener` (those of them it has), after the
+    writer took them: how an `Observer`'s listener hears a run or an episode."""
 
     _SHARED = ("append", "write_frame", "write_scan")
 

@@ -7,7 +7,8 @@ one control period per `step(commands)`: each robot's command steers its kind's 
 (`Robot.live_controller`), the physics runs `physics_hz / control_hz` steps, and the step
 returns every reading the sensors made meanwhile, at their own rates and stamps. The same
 `StreamRecorder` as a scripted run writes the sequence, so a closed-loop episode validates,
-replays (teleport byte-identical), twins and exports like any run.
+replays (teleport byte-identical), twins and exports like any run. An `observe` hook (as
+`twinsim.sim.run`'s) hears each episode's writes as the step observes them: a live viewer.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from twinsim.recording import RobotStep, StreamRecorder
 from twinsim.registries import ROBOTS
 from twinsim.robots.common.commands import CommandError, CommandSpace
 from twinsim.sequence import SequenceWriter
-from twinsim.sim import build_metadata, clamped_report, step_range
+from twinsim.sim import Observer, Tee, build_metadata, clamped_report, step_range
 
 #: why an episode ended, as its metadata says
 END_REASONS = ("closed", "task_done", "time_limit", "reset", "timeout", "error")
@@ -46,6 +47,9 @@ class Session:
     `episodes_dir`: where each episode is recorded (`episode-0000`, … or `reset(out=...)`);
     None with `record=False` records nothing. `control_hz` sets the length of a step; it must
     divide the physics rate. The episode's time limit is the config's `sim.duration_s`.
+    `observe` (a `twinsim.sim.Observer`, e.g. `twinsim.foxglove.live.live_observer`) is
+    called at each reset; what it returns hears that episode's writes, recorded or not, as
+    the step observes them (after the weather is composited).
     """
 
     def __init__(
@@ -56,6 +60,7 @@ class Session:
         record: bool = True,
         control_hz: int = 30,
         on_episode_end: EpisodeCallback | None = None,
+        observe: Observer | None = None,
     ) -> None:
         self.config = config if isinstance(config, TwinsimConfig) else load_config(str(config))
         hz = self.config.sim.physics_hz
@@ -67,6 +72,7 @@ class Session:
         self.record = record
         self.episodes_dir = Path(episodes_dir) if episodes_dir is not None else None
         self.on_episode_end = on_episode_end
+        self.observe = observe
         self.episodes = 0
         self.scene: SceneSpec | None = None
         self.episode_path: Path | None = None
@@ -126,7 +132,7 @@ class Session:
         configure_backend(cfg.render.backend)
         scene = build_scene(cfg, live=True)
         self.scene, self.episode_path = scene, path
-        self._episode = _Episode(cfg, scene, path, self.control_hz)
+        self._episode = _Episode(cfg, scene, path, self.control_hz, self.observe)
         return self._episode.advance()
 
     def step(self, commands: Mapping | None = None) -> Observations:
@@ -177,9 +183,16 @@ class Session:
 
 
 class _Episode:
-    """One episode's world, writer, recorder and live controllers."""
+    """One episode's world, writer, recorder, listener and live controllers."""
 
-    def __init__(self, cfg: TwinsimConfig, scene: SceneSpec, path: Path | None, control_hz: int):
+    def __init__(
+        self,
+        cfg: TwinsimConfig,
+        scene: SceneSpec,
+        path: Path | None,
+        control_hz: int,
+        observe: Observer | None = None,
+    ):
         from twinsim.engine.world import World
 
         self.cfg, self.scene = cfg, scene
@@ -192,17 +205,20 @@ class _Episode:
         self.ended, self.ended_by = False, ""
         self.commands = 0
         try:
-            if path is not None:
+            metadata = {}  # what the writer and the observer read (~25 ms: only for them)
+            if path is not None or observe is not None:
                 metadata = build_metadata(cfg, scene, self.steps)
+            if path is not None:
                 self.writer = SequenceWriter(
                     path, scene.to_json(), metadata, rgb_png_level=cfg.output.rgb_png_level
                 )
             self.tap = ObservationTap(self.writer)
-            target, image = self.tap, None
-            if atmosphere is not None:  # composited before the tap: observed as recorded
+            base = self.tap if observe is None else Tee(self.tap, observe(metadata, scene))
+            target, image = base, None
+            if atmosphere is not None:  # composited before the tap (and listener): as recorded
                 look, weather = atmosphere.look, atmosphere.weather
                 image = image_weather(scene, weather)
-                target = weather_writers(self.tap, scene, look, weather, image, in_flight=0)
+                target = weather_writers(base, scene, look, weather, image, in_flight=0)
             self.recorder = StreamRecorder(cfg, scene, self.world, target, weather=image)
             self.prefixes = {r.name: scene.stream_prefix(r.name) for r in scene.robots}
             self.drives = []

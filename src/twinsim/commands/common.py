@@ -84,7 +84,7 @@ RtfOption = Annotated[
     float | None,
     typer.Option(help="Free-running at this real-time factor (default: lock-step)."),
 ]
-#: `--port` / `--host` of the Foxglove WebSocket server (`view --foxglove`, `run --foxglove`)
+#: `--port` / `--host` of the Foxglove WebSocket server (`view`, `run`, `serve` `--foxglove`)
 FoxglovePort = Annotated[
     int,
     typer.Option("--port", min=0, max=65535, help="With --foxglove: the WebSocket port (0: free)."),

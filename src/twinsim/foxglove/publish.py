@@ -18,6 +18,8 @@ from twinsim.model.scene import SceneSpec
 
 TF_TOPIC = "/tf"
 MAP_TOPIC = "/map"
+#: how often (wall seconds) the map is sent again, for clients that connect later
+MAP_EVERY_S = 2.0
 
 
 def camera_topics(stream: str) -> dict[str, type]:

@@ -8,13 +8,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from twinsim.foxglove.publish import WorldPublisher
+from twinsim.foxglove.publish import MAP_EVERY_S, WorldPublisher
 from twinsim.foxglove.server import Publisher
 from twinsim.sequence.reader import SequenceReader, open_sequence
 
 Progress = Callable[[int, int], None]
-#: how often (wall seconds) the map is sent again, for clients that connect later
-MAP_EVERY_S = 2.0
 #: the order of simultaneous samples: the pose first (the TF a frame is shown with)
 _POSE, _FRAME, _SCAN = 0, 1, 2
 

@@ -28,8 +28,10 @@ from twinsim.navigation.localization import (
     RgbdOdometryLocalizer,
     as_estimated,
     mountings,
+    twist_motion,
 )
-from twinsim.registries import LOCALIZERS
+from twinsim.registries import LOCALIZERS, NAVIGATORS
+from twinsim.sequence import open_sequence
 
 CAMERA = ["robot.kind=omni", "sensors.cam0.width=160", "sensors.cam0.height=120"]
 CAMERA += ["sensors.cam0.rate_hz=30"]
@@ -41,32 +43,46 @@ TWINSIM = str(Path(sys.executable).with_name("twinsim"))
 
 
 class Recording:
-    """A localizer that remembers its estimate after every update (with the stamp of the
-    newest reading it took), to compare with the offline method."""
+    """A localizer that remembers each estimate it gave (stamp, pose), to compare with the
+    offline method."""
 
-    def __init__(self, inner, readings: str) -> None:
-        self.inner, self.readings, self.log = inner, readings, []
+    def __init__(self, inner) -> None:
+        self.inner, self.log = inner, []
 
     def reset(self, context, first) -> None:
         self.inner.reset(context, first)
         self.context = context
 
     def update(self, robot):
-        T = self.inner.update(robot)
-        items = getattr(robot, self.readings).get(getattr(self.inner, self.inner.sensor)) or []
-        if items:
-            self.log.append((int(items[-1].t_ns), T.copy(), robot.T_world_body.copy()))
-        return T
+        estimate = self.inner.update(robot)
+        if estimate is not None:
+            self.log.append((estimate[1], estimate[0].copy()))
+        return estimate
+
+
+class Seeing:
+    """The planner, remembering the pose it was handed at each step (t_ns, T_world_body)."""
+
+    def __init__(self) -> None:
+        self.inner, self.seen = NAVIGATORS.get("planner").factory(), []
+
+    def reset(self, context) -> None:
+        self.inner.reset(context)
+
+    def act(self, obs, info):
+        self.seen.append((int(obs.t_ns), obs.robots["robot"].T_world_body.copy()))
+        return self.inner.act(obs, info)
 
 
 def _episode(tmp_path: Path, overrides: list[str], localizer) -> tuple:
     cfg = load_config("tiny", overrides, duration_s=12)
+    navigator = Seeing()
     with Session(cfg, tmp_path / "eps") as session:
         result = run_episode(
-            session, PointGoalTask(GOAL), "planner", SEED, out=tmp_path / "ep", localizer=localizer
+            session, PointGoalTask(GOAL), navigator, SEED, out=tmp_path / "ep", localizer=localizer
         )
         mounts = mountings(localizer.context)
-    return result, mounts
+    return result, mounts, navigator.seen
 
 
 def _offline(method, episode: Path, folder: Path) -> dict[int, np.ndarray]:
@@ -80,20 +96,20 @@ def _offline(method, episode: Path, folder: Path) -> dict[int, np.ndarray]:
 @pytest.fixture(scope="module")
 def rgbd_episode(tmp_path_factory, gl_backend):
     tmp = tmp_path_factory.mktemp("rgbd")
-    localizer = Recording(RgbdOdometryLocalizer(), "frames")
-    result, mounts = _episode(tmp, CAMERA, localizer)
-    return tmp, result, mounts, localizer
+    localizer = Recording(RgbdOdometryLocalizer())
+    result, mounts, seen = _episode(tmp, CAMERA, localizer)
+    return tmp, result, mounts, localizer, seen
 
 
 def test_live_rgbd_odometry_equals_the_offline_method_on_the_recorded_episode(rgbd_episode):
     """Frame by frame, the estimate the navigator got is the pose `twinsim bench`'s
     rgbd_odometry computes from the recorded frames (same frames, same algorithm)."""
-    tmp, result, mounts, localizer = rgbd_episode
+    tmp, result, mounts, localizer, _ = rgbd_episode
     offline = _offline(RgbdOdometry(), result.path, tmp / "offline")
     T_body_cam = mounts["cam0"]
     start = None
     compared = 0
-    for t_ns, T_est, _ in localizer.log:
+    for t_ns, T_est in localizer.log:
         T_cam = T_est @ T_body_cam  # the camera pose the navigator believed in
         start = T_cam if start is None else start
         if t_ns in offline:
@@ -103,23 +119,51 @@ def test_live_rgbd_odometry_equals_the_offline_method_on_the_recorded_episode(rg
 
 
 def test_the_reported_drift_is_the_estimate_against_the_ground_truth(rgbd_episode):
-    """The summary's drift is the distance between what the navigator believed and where the
-    robot was, at the last step; the robot moved and the estimate stayed within 0.3 m."""
-    _, result, _, localizer = rgbd_episode
+    """The summary's drift is the distance between the pose the navigator was handed and the
+    recorded ground truth at the same stamp; the robot moved and the estimate stayed within
+    0.3 m."""
+    _, result, _, _, seen = rgbd_episode
+    t_true, T_true = open_sequence(result.path).groundtruth("groundtruth_body")
+    at = {int(t): T for t, T in zip(t_true, T_true, strict=True)}
+    errors = [np.linalg.norm(T[:3, 3] - at[t][:3, 3]) for t, T in seen]
     drift = result.summary["localization"]
-    _, T_est, T_true = localizer.log[-1]
     assert drift["localizer"] == "Recording"
-    assert drift["drift_m"] == pytest.approx(np.linalg.norm(T_est[:3, 3] - T_true[:3, 3]))
+    assert drift["drift_m"] == pytest.approx(errors[-1], abs=1e-9)
+    assert drift["max_drift_m"] == pytest.approx(max(errors), abs=1e-9)
     assert drift["path_length_m"] > 1.5
-    assert 0.0 < drift["drift_m"] < 0.3 and drift["max_drift_m"] >= drift["drift_m"]
-    assert drift["ate_rmse_m"] <= drift["max_drift_m"]
+    assert 0.0 < drift["drift_m"] < 0.3 and drift["ate_rmse_m"] <= drift["max_drift_m"]
     assert result.summary["metrics"]["success"]  # the planner still got there
+
+
+def test_the_twist_carries_a_pose_along_the_recorded_motion(rgbd_episode):
+    """`twist_motion` of the recorded body twist over each odometry interval takes the
+    recorded pose to the next one: within 5 % of the step's motion (the twist changes within
+    the interval) and exact for the robot at rest."""
+    _, result, _, _, _ = rgbd_episode
+    odometry = open_sequence(result.path).table("odometry")
+    t_ns = odometry["t_ns"]
+    _, T = open_sequence(result.path).groundtruth("odometry")
+    twist = np.stack([odometry[c] for c in ("vx", "vy", "vz", "wx", "wy", "wz")], axis=1)
+    errors, steps = [], []
+    for i in range(len(t_ns) - 1):
+        dt = (t_ns[i + 1] - t_ns[i]) / 1e9
+        mid = (twist[i] + twist[i + 1]) / 2
+        predicted = T[i] @ twist_motion(mid, dt)
+        errors.append(np.linalg.norm(predicted[:3, 3] - T[i + 1][:3, 3]))
+        steps.append(np.linalg.norm(T[i + 1][:3, 3] - T[i][:3, 3]))
+    errors, steps = np.array(errors), np.array(steps)
+    moving = steps > 1e-3
+    assert moving.sum() > 100
+    assert np.median(errors[moving] / steps[moving]) < 0.05
+    np.testing.assert_array_equal(twist_motion(np.zeros(6), 0.1), np.eye(4))
+    turn = twist_motion(np.array([1.0, 0.0, 0.0, 0.0, 0.0, np.pi / 2]), 1.0)
+    np.testing.assert_allclose(turn[:3, 3], [2 / np.pi, 2 / np.pi, 0.0], atol=1e-12)
 
 
 def test_the_mounting_carries_the_body_pose_onto_each_frame(rgbd_episode, gl_backend):
     """With the robot still after the bootstrap, the body's pose carried through the camera's
     mounting is the pose the frame was rendered at; `as_estimated` replaces every pose."""
-    _, _, mounts, _ = rgbd_episode
+    _, _, mounts, _, _ = rgbd_episode
     cfg = load_config("tiny", CAMERA, duration_s=2)
     with Session(cfg, record=False) as session:
         obs = session.reset(seed=SEED)
@@ -139,11 +183,11 @@ def test_the_mounting_carries_the_body_pose_onto_each_frame(rgbd_episode, gl_bac
 def test_live_kiss_icp_equals_the_offline_method_on_the_recorded_episode(tmp_path, gl_backend):
     """KISS-ICP in the loop on a VLP-16: per sweep the same poses as the offline method, and
     a drift of centimetres over the drive."""
-    localizer = Recording(KissIcpLocalizer(), "scans")
-    result, mounts = _episode(tmp_path, [*CAMERA, *LIDAR], localizer)
+    localizer = Recording(KissIcpLocalizer())
+    result, mounts, _ = _episode(tmp_path, [*CAMERA, *LIDAR], localizer)
     offline = _offline(KissIcpOdometry(), result.path, tmp_path / "offline")
     start, compared = None, 0
-    for t_ns, T_est, _ in localizer.log:
+    for t_ns, T_est in localizer.log:
         T_lidar = T_est @ mounts["lidar0"]
         start = T_lidar if start is None else start
         if t_ns in offline:

@@ -2,12 +2,16 @@
 sensor stream (GRADE's active SLAM, with the estimator's drift reported).
 
 A `Localizer` (registry `LOCALIZERS`) is reset with the episode's first observations, whose
-pose is the known start (the estimate's map frame is the world), and updated every step.
-`run_episode(localizer=...)` then hands the navigator the step's observations as the estimator
-sees them: the robot's pose, every camera frame's and LiDAR sweep's pose become the estimate
-carried through each sensor's mounting (`T_body_sensor`); the images, depth and points are the
-sensors' own. The task and its metrics keep the ground truth, and a `DriftLog` compares the two
-each step (`EpisodeResult.summary["localization"]`).
+pose is the known start (the estimate's map frame is the world), and updated every step; it
+estimates the body's pose at its readings (a camera frame, a LiDAR sweep). Between readings,
+and from a reading's stamp to the end of the step, the estimate is carried forward by the
+body's twist (`RobotObservations.velocity`, what wheel odometry or an IMU gives a real robot),
+as ROS's map → odom → base_link chain does. `run_episode(localizer=...)` then hands the
+navigator the step's observations as the estimator sees them: the robot's pose, every camera
+frame's and LiDAR sweep's pose become the estimate carried through each sensor's mounting
+(`T_body_sensor`); the images, depth and points are the sensors' own. The task and its
+metrics keep the ground truth, and a `DriftLog` compares the two each step
+(`EpisodeResult.summary["localization"]`).
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ class Localizer(Protocol):
 
     def reset(self, context: NavContext, first: RobotObservations) -> None: ...
 
-    def update(self, robot: RobotObservations) -> np.ndarray: ...
+    def update(self, robot: RobotObservations) -> tuple[np.ndarray, int] | None:
+        """The estimated T_world_body at the step's newest reading it used, and that reading's
+        stamp (ns); None when the step brought none."""
 
 
 @dataclass(frozen=True)
@@ -93,8 +99,8 @@ def as_estimated(
 
 class RgbdOdometryLocalizer:
     """Dense RGB-D odometry (`cv2.Odometry`, the `rgbd_odometry` benchmark method's) on the
-    robot's first camera, frame to frame from the start pose; between frames it holds the last
-    estimate, and a frame it cannot track leaves the estimate where it was."""
+    robot's first camera, frame to frame from the start pose; a frame it cannot track gives no
+    estimate (the twist carries the last one on)."""
 
     sensor = "camera"
 
@@ -112,21 +118,21 @@ class RgbdOdometryLocalizer:
         self.chain = ReferenceChain(track, self.reanchor_after)
         self.T_cam_body = np.linalg.inv(mountings(context)[self.camera])
         self.start: np.ndarray | None = None  # the first frame's camera pose: the map frame
-        self.estimate = first.T_world_body.copy()
 
-    def update(self, robot: RobotObservations) -> np.ndarray:
+    def update(self, robot: RobotObservations) -> tuple[np.ndarray, int] | None:
+        estimate = None
         for frame in robot.frames.get(self.camera) or []:
             if self.start is None:
                 self.start = frame.T_world_cam.copy()
             pose, _ = self.chain.add(self.observe(frame))
             if pose is not None:
-                self.estimate = self.start @ pose @ self.T_cam_body
-        return self.estimate
+                estimate = (self.start @ pose @ self.T_cam_body, int(frame.t_ns))
+        return estimate
 
 
 class KissIcpLocalizer:
     """KISS-ICP (the `kiss_icp` benchmark method's pipeline, deskewing with per-point times) on
-    the robot's first LiDAR, from the start pose; between sweeps it holds the last estimate."""
+    the robot's first LiDAR, from the start pose, one estimate per sweep (at its start)."""
 
     sensor = "lidar"
 
@@ -138,9 +144,9 @@ class KissIcpLocalizer:
         self.T_lidar_body = np.linalg.inv(mountings(context)[self.lidar])
         self.pipeline: Any = None
         self.start: np.ndarray | None = None
-        self.estimate = first.T_world_body.copy()
 
-    def update(self, robot: RobotObservations) -> np.ndarray:
+    def update(self, robot: RobotObservations) -> tuple[np.ndarray, int] | None:
+        estimate = None
         for scan in robot.scans.get(self.lidar) or []:
             points, offsets = scan_points(scan, remove_dynamic=False)
             if len(points) < MIN_POINTS:
@@ -149,8 +155,8 @@ class KissIcpLocalizer:
                 self.pipeline = kiss_icp_pipeline(scan_reach(scan, self.max_range_m))
                 self.start = scan.T_world_lidar.copy()
             self.pipeline.register_frame(points, offsets)
-            self.estimate = self.start @ self.pipeline.last_pose @ self.T_lidar_body
-        return self.estimate
+            estimate = (self.start @ self.pipeline.last_pose @ self.T_lidar_body, int(scan.t_ns))
+        return estimate
 
 
 class DriftLog:
@@ -189,9 +195,25 @@ class DriftLog:
         }
 
 
+def twist_motion(twist: np.ndarray, dt_s: float) -> np.ndarray:
+    """The body's motion (T_before_after) over `dt_s` at a constant body twist (vx, vy, vz,
+    wx, wy, wz in its own axes): SE(3)'s exponential of twist × dt."""
+    v, w = np.asarray(twist[:3], float) * dt_s, np.asarray(twist[3:6], float) * dt_s
+    angle = float(np.linalg.norm(w))
+    W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    if angle < 1e-9:
+        R, V = np.eye(3) + W, np.eye(3) + W / 2
+    else:
+        a, b = math.sin(angle) / angle, (1 - math.cos(angle)) / angle**2
+        R = np.eye(3) + a * W + b * W @ W
+        V = np.eye(3) + b * W + (1 - a) / angle**2 * W @ W
+    return make_T(R, V @ v)
+
+
 class Localized:
     """One episode's localizer over one robot: `observe(obs)` → the observations the navigator
-    gets, with that robot's poses as estimated; logs the drift."""
+    gets, with that robot's poses at the estimate (the localizer's at its readings, carried to
+    the step's end by the body's twist); logs the drift."""
 
     def __init__(self, name: str, localizer: Localizer, context: NavContext, obs: Observations):
         self.robot, self.localizer = context.robot, localizer
@@ -199,11 +221,16 @@ class Localized:
         localizer.reset(context, robot)
         self.mounts = mountings(context)
         self.drift = DriftLog(name)
+        self.T, self.t_ns = robot.T_world_body.copy(), int(obs.t_ns)  # the known start
 
     def observe(self, obs: Observations) -> Observations:
         robot = obs.robots[self.robot]
-        T = self.localizer.update(robot)
-        self.drift.update(robot.T_world_body, T)
+        estimate = self.localizer.update(robot)
+        if estimate is not None:
+            self.T, self.t_ns = estimate[0], estimate[1]
+        self.T = self.T @ twist_motion(robot.velocity, (obs.t_ns - self.t_ns) / 1e9)
+        self.t_ns = int(obs.t_ns)
+        self.drift.update(robot.T_world_body, self.T)
         robots = dict(obs.robots)
-        robots[self.robot] = as_estimated(robot, T, self.mounts)
+        robots[self.robot] = as_estimated(robot, self.T, self.mounts)
         return replace(obs, robots=robots)

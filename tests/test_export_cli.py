@@ -29,6 +29,10 @@ def test_every_format_is_registered_with_its_options() -> None:
         "coco",
         "yolo",
         "rerun",
+        "mjcf",
+        "mesh",
+        "occupancy",
+        "pointcloud",
     ]
     assert FORMATS["yolo"].options() == {
         "camera": None, "task": "detect", "classes": None, "min_area": 1
@@ -36,6 +40,13 @@ def test_every_format_is_registered_with_its_options() -> None:
     assert FORMATS["kitti"].options() == {"camera": None, "lidar": None, "sequence": "00"}
     assert FORMATS["rosbag2"].options() == {}
     assert FORMATS["rosbag1"].options() == {"compression": "none"}
+    assert FORMATS["mjcf"].options() == FORMATS["mesh"].options() == {}
+    assert FORMATS["occupancy"].options() == {
+        "resolution_m": 0.05, "z_min_m": 0.1, "z_max_m": 2.0, "voxel_m": 0.1
+    }  # fmt: skip
+    assert FORMATS["pointcloud"].options() == {
+        "lidar": None, "static_only": False, "voxel_m": 0.05
+    }  # fmt: skip
 
 
 def test_cli_exports_with_options(dynamic_sequence, tmp_path) -> None:

@@ -25,7 +25,8 @@ def export(
             "--option",
             "-o",
             help="Format option key=value (repeatable), e.g. camera=cam0, task=segment, "
-            "classes=person,chair, sequence=05, min_area=20.",
+            "classes=person,chair, sequence=05, min_area=20, resolution_m=0.05, "
+            "static_only=true.",
         ),
     ] = None,
     robot: Annotated[
@@ -37,7 +38,7 @@ def export(
     ] = False,
 ) -> None:
     """Export a sequence as TUM, EuRoC, KITTI (odometry or tracking), a ROS 2 or ROS 1 bag, COCO,
-    YOLO or Rerun."""
+    YOLO or Rerun, or its world as MJCF, meshes, occupancy maps or a point-cloud map."""
     try:
         options = _parse_options(fmt, option or [])
         if not overwrite:
@@ -52,7 +53,8 @@ def export(
 
 
 def _parse_options(fmt: str, pairs: list[str]) -> dict[str, object]:
-    """key=value strings as typed keyword arguments (ints where the default is an int)."""
+    """key=value strings as typed keyword arguments (booleans, integers and numbers where the
+    default is one)."""
     if fmt not in FORMATS:
         raise ExportError(f"--format {fmt!r} is unknown; allowed: {', '.join(FORMATS)}")
     defaults = FORMATS[fmt].options()
@@ -62,14 +64,24 @@ def _parse_options(fmt: str, pairs: list[str]) -> dict[str, object]:
         if not sep or key not in defaults:
             allowed = ", ".join(defaults) or "none"
             raise ExportError(f"--option {pair!r}: expected key=value with key in: {allowed}")
-        if isinstance(defaults[key], int):
-            try:
-                options[key] = int(value)
-            except ValueError:
-                raise ExportError(f"--option {pair!r}: {key} must be an integer") from None
-        else:
-            options[key] = value
+        options[key] = _typed(pair, key, value, defaults[key])
     return options
+
+
+def _typed(pair: str, key: str, value: str, default: object) -> object:
+    """An option's text as its default's type (text where the default is text or None)."""
+    if isinstance(default, bool):
+        truth = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+        if value.lower() not in truth:
+            raise ExportError(f"--option {pair!r}: {key} must be true or false")
+        return truth[value.lower()]
+    for kind, word in ((int, "an integer"), (float, "a number")):
+        if isinstance(default, kind):
+            try:
+                return kind(value)
+            except ValueError:
+                raise ExportError(f"--option {pair!r}: {key} must be {word}") from None
+    return value
 
 
 def register(app: typer.Typer) -> None:

@@ -1,5 +1,6 @@
-"""Exports of a sequence to the formats the field reads: TUM, EuRoC, KITTI, ROS 2 bags, COCO,
-YOLO and Rerun. Each format is one module; `export_sequence` dispatches by name.
+"""Exports of a sequence to the formats the field reads: TUM, EuRoC, KITTI, ROS bags, COCO,
+YOLO and Rerun, and of its world: MJCF, meshes, occupancy maps and a LiDAR point-cloud map.
+Each format is one module; `export_sequence` dispatches by name.
 
 Formats, files, frames and units are documented in docs/exports.md.
 """

@@ -35,5 +35,21 @@ for _format in (
     ExportFormat(
         "rerun", "twinsim.export.rrd:export_rerun", "Rerun .rrd recording of every stream"
     ),
+    ExportFormat(
+        "mjcf", "twinsim.export.mjcf:export_mjcf", "MuJoCo MJCF of the static world + assets"
+    ),
+    ExportFormat(
+        "mesh", "twinsim.export.mesh:export_mesh", "static world meshes: PLY (labels), glTF"
+    ),
+    ExportFormat(
+        "occupancy",
+        "twinsim.export.occupancy:export_occupancy",
+        "2D map_server map (YAML + PGM) and 3D voxels",
+    ),
+    ExportFormat(
+        "pointcloud",
+        "twinsim.export.pointcloud:export_pointcloud",
+        "ground-truth LiDAR map: PCD and PLY",
+    ),
 ):
     FORMATS.register(_format.name, _format)

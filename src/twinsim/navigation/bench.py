@@ -97,8 +97,8 @@ class NavBenchSpec:
 
     methods: tuple[str, ...] = field(
         metadata=_about(
-            "Registered methods (planner, reactive_depth) or external policy YAML files "
-            "(*.yaml, docs/navbench.md)."
+            "Registered methods (planner, reactive_depth, floor_colour) or external policy YAML "
+            "files (*.yaml, docs/navbench.md)."
         )
     )
     worlds: tuple[str, ...] = field(

@@ -7,6 +7,7 @@ from twinsim.closedloop.exploration import ExplorationTask
 from twinsim.closedloop.object_goal import ObjectGoalTask
 from twinsim.closedloop.tasks import PointGoalTask
 from twinsim.navigation.api import NavigatorEntry
+from twinsim.navigation.appearance import FloorColourNavigator
 from twinsim.navigation.external import PolicyProtocol, ZmqPolicyNavigator
 from twinsim.navigation.frontier import FrontierExplorer
 from twinsim.navigation.localization import (
@@ -33,6 +34,14 @@ NAVIGATORS.register(
         ReactiveDepthNavigator,
         (PointGoalTask.name, ObjectGoalTask.name),
         "depth-only obstacle avoidance towards the goal's bearing, no map",
+    ),
+)
+NAVIGATORS.register(
+    "floor_colour",
+    NavigatorEntry(
+        FloorColourNavigator,
+        (PointGoalTask.name, ObjectGoalTask.name),
+        "colour-only obstacle avoidance (the floor's look learnt each frame) towards the goal",
     ),
 )
 NAVIGATORS.register(

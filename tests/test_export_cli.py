@@ -33,6 +33,7 @@ def test_every_format_is_registered_with_its_options() -> None:
         "mesh",
         "occupancy",
         "pointcloud",
+        "usd",
     ]
     assert FORMATS["yolo"].options() == {
         "camera": None, "task": "detect", "classes": None, "min_area": 1
@@ -47,6 +48,7 @@ def test_every_format_is_registered_with_its_options() -> None:
     assert FORMATS["pointcloud"].options() == {
         "lidar": None, "static_only": False, "voxel_m": 0.05
     }  # fmt: skip
+    assert FORMATS["usd"].options() == {"file_format": "usda"}
 
 
 def test_cli_exports_with_options(dynamic_sequence, tmp_path) -> None:

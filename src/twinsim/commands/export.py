@@ -26,7 +26,7 @@ def export(
             "-o",
             help="Format option key=value (repeatable), e.g. camera=cam0, task=segment, "
             "classes=person,chair, sequence=05, min_area=20, resolution_m=0.05, "
-            "static_only=true.",
+            "static_only=true, file_format=usdc.",
         ),
     ] = None,
     robot: Annotated[
@@ -38,7 +38,8 @@ def export(
     ] = False,
 ) -> None:
     """Export a sequence as TUM, EuRoC, KITTI (odometry or tracking), a ROS 2 or ROS 1 bag, COCO,
-    YOLO or Rerun, or its world as MJCF, meshes, occupancy maps or a point-cloud map."""
+    YOLO or Rerun, its world as MJCF, meshes, occupancy maps or a point-cloud map, or the whole
+    run as a USD stage."""
     try:
         options = _parse_options(fmt, option or [])
         if not overwrite:

@@ -51,5 +51,8 @@ for _format in (
         "twinsim.export.pointcloud:export_pointcloud",
         "ground-truth LiDAR map: PCD and PLY",
     ),
+    ExportFormat(
+        "usd", "twinsim.export.usd:export_usd", "USD stage: world, lights, robots, people (Isaac)"
+    ),
 ):
     FORMATS.register(_format.name, _format)

@@ -12,6 +12,7 @@ texture's mean colour (what the LiDAR's intensity reads too).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from twinsim.engine.round_meshes import (
 )
 from twinsim.export.common import Progress, no_progress, prepare_output
 from twinsim.geometry import pose_to_T
+from twinsim.model.body import LinkGeomSpec
 from twinsim.model.scene import GeomSpec, SceneSpec
 from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.textures import make_texture
@@ -36,14 +38,32 @@ GLB_FILE = "world.glb"
 
 
 @dataclass(frozen=True)
-class InstanceMesh:
-    """One object's triangles in the world frame, with its class and its vertices' colours."""
+class Triangles:
+    """Triangles with a colour per vertex and the name of the material of each face."""
+
+    vertices: np.ndarray  # (n, 3) float64
+    faces: np.ndarray  # (m, 3) int64
+    colors: np.ndarray  # (n, 4) uint8 RGBA
+    face_material: np.ndarray  # (m,) str
+
+    @classmethod
+    def join(cls, parts: Sequence[Triangles]) -> Triangles:
+        """One set of triangles holding every part, in order."""
+        offsets = np.cumsum([0] + [len(p.vertices) for p in parts[:-1]])
+        return cls(
+            np.concatenate([p.vertices for p in parts]),
+            np.concatenate([p.faces + o for p, o in zip(parts, offsets, strict=True)]),
+            np.concatenate([p.colors for p in parts]),
+            np.concatenate([p.face_material for p in parts]),
+        )
+
+
+@dataclass(frozen=True)
+class InstanceMesh(Triangles):
+    """One object's triangles in the world frame, with its class."""
 
     instance_id: int
     semantic_class: str
-    vertices: np.ndarray  # (n, 3) float64, world
-    faces: np.ndarray  # (m, 3) int64
-    colors: np.ndarray  # (n, 4) uint8 RGBA
 
     @property
     def name(self) -> str:
@@ -62,32 +82,32 @@ def export_mesh(seq: SequenceReader, out: Path, *, progress: Progress = no_progr
     return out
 
 
-def world_meshes(scene: SceneSpec) -> list[InstanceMesh]:
-    """The triangles of every object of `scene`, one `InstanceMesh` per object, in order."""
-    colours = _material_colours(scene)
+def world_meshes(
+    scene: SceneSpec, colours: dict[str, np.ndarray] | None = None
+) -> list[InstanceMesh]:
+    """The triangles of every object of `scene`, one `InstanceMesh` per object, in order
+    (`colours`: the scene's `material_colours`, where the caller has them already)."""
+    colours = material_colours(scene) if colours is None else colours
     result = []
     for obj in scene.objects:
         T_world_obj = pose_to_T(obj.pos, obj.quat)
-        parts = [_geom_mesh(g, T_world_obj, colours[g.material]) for g in obj.geoms]
+        parts = [primitive_triangles(g, T_world_obj, colours, g.material) for g in obj.geoms]
         terrain = scene.terrain
         if terrain is not None and terrain.instance_id == obj.instance_id:
             hills = terrain_mesh(terrain)
             colour = np.tile(colours[terrain.material], (len(hills.verts), 1))
-            parts.append((hills.verts, hills.faces, colour))
-        offsets = np.cumsum([0] + [len(v) for v, _, _ in parts[:-1]])
+            material = np.full(len(hills.faces), terrain.material)
+            parts.append(Triangles(hills.verts, hills.faces, colour, material))
+        whole = Triangles.join(parts)
         result.append(
             InstanceMesh(
-                obj.instance_id,
-                obj.semantic_class,
-                np.concatenate([v for v, _, _ in parts]),
-                np.concatenate([f + o for (_, f, _), o in zip(parts, offsets, strict=True)]),
-                np.concatenate([c for _, _, c in parts]),
+                **vars(whole), instance_id=obj.instance_id, semantic_class=obj.semantic_class
             )
         )
     return result
 
 
-def _material_colours(scene: SceneSpec) -> dict[str, np.ndarray]:
+def material_colours(scene: SceneSpec) -> dict[str, np.ndarray]:
     """Each material's RGBA (uint8): its colour times its texture's mean texel."""
     texture_mean = {
         t.name: make_texture(t).reshape(-1, 3).mean(axis=0) / 255.0 for t in scene.textures
@@ -101,10 +121,11 @@ def _material_colours(scene: SceneSpec) -> dict[str, np.ndarray]:
     return colours
 
 
-def _geom_mesh(
-    g: GeomSpec, T_world_obj: np.ndarray, colour: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(world vertices, faces, colours) of one primitive of an object posed at `T_world_obj`."""
+def primitive_triangles(
+    g: GeomSpec | LinkGeomSpec, T_frame: np.ndarray, colours: dict[str, np.ndarray], material: str
+) -> Triangles:
+    """One primitive, placed at its `pos`/`quat` in a frame posed at `T_frame`, its vertices
+    coloured `colours[material]`."""
     size = np.asarray(g.size, float)
     if g.type == "box":
         mesh = trimesh.creation.box(extents=2 * size[:3])
@@ -119,9 +140,11 @@ def _geom_mesh(
         n = _sphere_count(surface_tolerance(g.type, size) / axes.max(), bands_of=lambda c: c - 1)
         mesh = trimesh.creation.uv_sphere(radius=1.0, count=[n, n])
         mesh.apply_scale(axes)
-    T = T_world_obj @ pose_to_T(g.pos, g.quat)
+    T = T_frame @ pose_to_T(g.pos, g.quat)
     vertices = np.asarray(mesh.vertices) @ T[:3, :3].T + T[:3, 3]
-    return vertices, np.asarray(mesh.faces, np.int64), np.tile(colour, (len(vertices), 1))
+    faces = np.asarray(mesh.faces, np.int64)
+    colour = np.tile(colours[material], (len(vertices), 1))
+    return Triangles(vertices, faces, colour, np.full(len(faces), material))
 
 
 def _sphere_count(depth: float, bands_of) -> int:

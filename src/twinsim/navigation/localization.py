@@ -25,7 +25,13 @@ import numpy as np
 from twinsim.closedloop.observations import Observations, RobotObservations
 from twinsim.closedloop.tasks import TaskError, body_yaw
 from twinsim.eval.methods.base import ReferenceChain
-from twinsim.eval.methods.kiss_icp import MIN_POINTS, kiss_icp_pipeline, scan_points, scan_reach
+from twinsim.eval.methods.kiss_icp import (
+    MIN_POINTS,
+    kiss_icp_pipeline,
+    pose_stamp,
+    scan_points,
+    scan_reach,
+)
 from twinsim.eval.methods.rgbd_odometry import rgbd_tracker
 from twinsim.geometry import make_T, quat_wxyz_to_matrix
 from twinsim.sensors.camera import intrinsics
@@ -132,7 +138,8 @@ class RgbdOdometryLocalizer:
 
 class KissIcpLocalizer:
     """KISS-ICP (the `kiss_icp` benchmark method's pipeline, deskewing with per-point times) on
-    the robot's first LiDAR, from the start pose, one estimate per sweep (at its start)."""
+    the robot's first LiDAR, from the start pose, one estimate per sweep (at its latest point,
+    where KISS-ICP's deskewing puts the sweep)."""
 
     sensor = "lidar"
 
@@ -155,7 +162,8 @@ class KissIcpLocalizer:
                 self.pipeline = kiss_icp_pipeline(scan_reach(scan, self.max_range_m))
                 self.start = scan.T_world_lidar.copy()
             self.pipeline.register_frame(points, offsets)
-            estimate = (self.start @ self.pipeline.last_pose @ self.T_lidar_body, int(scan.t_ns))
+            T = self.start @ self.pipeline.last_pose @ self.T_lidar_body
+            estimate = (T, pose_stamp(scan, offsets))
         return estimate
 
 

@@ -47,7 +47,7 @@ class KissIcpOdometry(Method):
                 log(f"scan at {scan.t_ns} ns: {len(points)} points, skipped")
                 continue
             odometry.register_frame(points, offsets)
-            t_ns.append(int(scan.t_ns))
+            t_ns.append(pose_stamp(scan, offsets))
             poses.append(odometry.last_pose.copy())
         log(f"registered {len(t_ns)} of {len(scans)} scans; removed {removed} dynamic points")
         return save_estimate(trial_dir, t_ns, poses, self.name)
@@ -64,6 +64,13 @@ def scan_reach(scan, max_range_m: float) -> float:
     """`max_range_m`, or the scan's 95th-percentile range (whole metres) where that is farther."""
     ranges = np.linalg.norm(np.asarray(scan.points, np.float64), axis=1)
     return max(max_range_m, float(np.ceil(np.percentile(ranges, 95))))
+
+
+def pose_stamp(scan, offsets_s: np.ndarray) -> int:
+    """The instant KISS-ICP's pose of a sweep refers to: its deskewing carries every point to
+    the sweep's latest capture time (timestamps normalised to the last one), so the pose is the
+    LiDAR's at the sweep's start plus its latest point's offset, not at the start."""
+    return int(scan.t_ns) + round(float(np.max(offsets_s)) * 1e9)
 
 
 def scan_points(scan, remove_dynamic: bool) -> tuple[np.ndarray, np.ndarray]:

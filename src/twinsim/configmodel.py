@@ -94,7 +94,8 @@ def format_validation_error(
     where = ".".join(str(p) for p in (*([prefix] if prefix else []), *loc)) or "config"
     if err["type"] == "extra_forbidden":
         owner = _model_at(root, data, loc) if root is not None else None
-        allowed = f"; allowed here: {', '.join(owner.model_fields)}" if owner else ""
+        names = [f.alias or name for name, f in owner.model_fields.items()] if owner else []
+        allowed = f"; allowed here: {', '.join(names)}" if owner else ""
         return f"unknown {what} {where!r}{allowed}"
     msg = err["msg"].removeprefix("Value error, ")
     return f"{where}: {msg}" if loc or prefix else msg

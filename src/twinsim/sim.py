@@ -216,6 +216,7 @@ def record(
             metadata,
             rgb_png_level=cfg.output.rgb_png_level,
             resume=None if resume is None else resume.writer,
+            assets=scene.asset_files(),
         ) as writer:
             base = writer if observe is None else Tee(writer, observe(metadata, scene))
             target = base

@@ -210,7 +210,11 @@ class _Episode:
                 metadata = build_metadata(cfg, scene, self.steps)
             if path is not None:
                 self.writer = SequenceWriter(
-                    path, scene.to_json(), metadata, rgb_png_level=cfg.output.rgb_png_level
+                    path,
+                    scene.to_json(),
+                    metadata,
+                    rgb_png_level=cfg.output.rgb_png_level,
+                    assets=scene.asset_files(),
                 )
             self.tap = ObservationTap(self.writer)
             base = self.tap if observe is None else Tee(self.tap, observe(metadata, scene))

@@ -3,7 +3,8 @@
 Every geom of every static object is tessellated in world coordinates: boxes exactly (8 vertices,
 12 triangles), spheres and ellipsoids as latitude-longitude spheres, cylinders as prisms with
 capped ends, capsules as spheres split at the equator and pulled apart by the cylinder length;
-a terrain's hills as their own triangles (`scene.terrain.terrain_mesh`).
+a terrain's hills as their own triangles (`scene.terrain.terrain_mesh`), a mesh object's asset
+as its own triangles.
 Each vertex carries the object's semantic class id (spark-dsg mesh labels).
 """
 
@@ -15,7 +16,8 @@ import numpy as np
 import spark_dsg as dsg
 
 from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.model.scene import GeomSpec, SceneSpec
+from twinsim.model.scene import GeomSpec, ObjectSpec, SceneSpec
+from twinsim.scene.assets.posed import world_triangles
 from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.vocabulary import CLASS_ID
 
@@ -95,27 +97,32 @@ def _local(geom: GeomSpec) -> tuple[np.ndarray, np.ndarray]:
     return v + np.c_[np.zeros((len(v), 2)), np.where(v[:, 2] >= -1e-12, s[1], -s[1])], f
 
 
+def _object_triangles(obj: ObjectSpec) -> list[tuple[np.ndarray, np.ndarray]]:
+    """World vertices and triangles of each geom of an object."""
+    R_obj = quat_wxyz_to_matrix(obj.quat)
+    parts = []
+    for geom in obj.geoms:
+        v, f = _local(geom)
+        R_geom = quat_wxyz_to_matrix(geom.quat)
+        parts.append(((v @ R_geom.T + np.asarray(geom.pos)) @ R_obj.T + np.asarray(obj.pos), f))
+    return parts
+
+
 def scene_mesh(scene: SceneSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World vertices (N, 3), triangles (M, 3) and per-vertex class ids of the static geometry."""
     verts, faces, labels, base = [], [], [], 0
     for obj in scene.objects:
         if obj.dynamic:
             continue
-        R_obj = quat_wxyz_to_matrix(obj.quat)
-        for geom in obj.geoms:
-            v, f = _local(geom)
-            R_geom = quat_wxyz_to_matrix(geom.quat)
-            world = (v @ R_geom.T + np.asarray(geom.pos)) @ R_obj.T + np.asarray(obj.pos)
-            verts.append(world)
+        parts = _object_triangles(obj) if obj.mesh is None else [world_triangles(scene, obj)]
+        if scene.terrain is not None and scene.terrain.instance_id == obj.instance_id:
+            hills = terrain_mesh(scene.terrain)
+            parts.append((hills.verts, hills.faces))
+        for v, f in parts:
+            verts.append(v)
             faces.append(f + base)
             labels.append(np.full(len(v), CLASS_ID[obj.semantic_class]))
             base += len(v)
-        if scene.terrain is not None and scene.terrain.instance_id == obj.instance_id:
-            hills = terrain_mesh(scene.terrain)
-            verts.append(hills.verts)
-            faces.append(hills.faces + base)
-            labels.append(np.full(len(hills.verts), CLASS_ID[obj.semantic_class]))
-            base += len(hills.verts)
     return np.concatenate(verts), np.concatenate(faces), np.concatenate(labels)
 
 

@@ -1,6 +1,7 @@
 """SceneSpec → `mujoco.MjSpec` → compiled model, with the id maps annotations need.
 
-Every object becomes a static body named `obj<instance_id>` holding its geoms; each robot is
+Every object becomes a static body named `obj<instance_id>` holding its geoms (a mesh object
+its mesh and convex parts instead: `engine/mesh_assets.py`); each robot is
 built from the body its kind describes (links, joints, motors, or a robot model file attached
 whole: `engine/user_model.py`), with what its sensors mount on its mount link (sites with
 MuJoCo sensors, cameras); with several robots every robot name in MuJoCo starts with the
@@ -22,6 +23,7 @@ from twinsim.engine.actors import (
 )
 from twinsim.engine.lamps import add_lamp_pool
 from twinsim.engine.look import Look
+from twinsim.engine.mesh_assets import add_mesh_assets, add_mesh_object
 from twinsim.engine.meshes import textured_box
 from twinsim.engine.primitives import GEOM_TYPES, add_primitive
 from twinsim.engine.round_meshes import add_round_meshes
@@ -33,6 +35,7 @@ from twinsim.model.mounts import CameraMount, Mount
 from twinsim.model.scene import ObjectSpec, RobotSpec, SceneSpec, TerrainSpec
 from twinsim.model.sections import RenderConfig
 from twinsim.registries import ROBOTS, SENSORS
+from twinsim.scene.assets.posed import mesh_data
 from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id
@@ -91,10 +94,14 @@ def _add_assets(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
 
 def _add_objects(spec: mujoco.MjSpec, scene: SceneSpec) -> None:
     textured = {m.name: m for m in scene.materials if m.texture}
+    meshes = add_mesh_assets(spec, scene)
     for obj in scene.objects:
         body = spec.worldbody.add_body()
         body.name = f"obj{obj.instance_id}"
         body.pos, body.quat = obj.pos, obj.quat
+        if obj.mesh is not None:
+            add_mesh_object(body, obj, scene.mesh_asset(obj.mesh), meshes[obj.mesh])
+            continue
         R_obj = quat_wxyz_to_matrix(obj.quat)
         for j, g in enumerate(obj.geoms):
             name = f"obj{obj.instance_id}_g{j}"
@@ -305,6 +312,9 @@ def id_maps(model: mujoco.MjModel, scene: SceneSpec) -> IdMaps:
         start = int(body.geomadr[0])
         geom_instance[start : start + int(body.geomnum[0])] = iid
         centers[iid], halves[iid] = geoms_box(obj.geoms)
+        if obj.mesh is not None:  # the box around the visual mesh, not its parts' boxes
+            lo, hi = mesh_data(scene, obj.mesh).bounds()
+            centers[iid], halves[iid] = (lo + hi) / 2, (hi - lo) / 2
         if scene.terrain is not None and scene.terrain.instance_id == iid:
             centers[iid], halves[iid] = _with_terrain(obj, scene.terrain, centers[iid], halves[iid])
     dynamic_geoms = actor_geom_instances(model, scene)

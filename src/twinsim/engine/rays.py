@@ -9,6 +9,10 @@ default apartment's static world has 87 bodies. So a world is cast in parts:
   float64 on its face's plane; a hit float32 may have got wrong (at a face's border, on a plane
   two boxes share, on a back face) is unsure, and that ray goes to `mj_multiRay` on the whole
   static world (rare);
+- the hills' triangles and every mesh object's (`ObjectSpec.mesh`) go to one Embree BVH of
+  triangles (`twinsim.engine.triangle_bvh`), each hit refined in float64 on its triangle's
+  plane and labelled with its visual geom; a ray through a shared edge is unsure, and recast
+  by `mj_multiRay` with the boxes' unsure rays;
 - each static object with a curved geom (capsule, cylinder, ellipsoid, sphere) is kept exact in
   its own small MuJoCo model, and so is each person, flying object and other robot; such a
   model gets only the rays that pass within its bounding sphere nearer than the static boxes'
@@ -43,10 +47,12 @@ import numpy as np
 
 from twinsim.engine.box_bvh import BoxBVH
 from twinsim.engine.build import compile_model
+from twinsim.engine.mesh_assets import visual_geom_name
 from twinsim.engine.ray_prefilter import near_spheres
 from twinsim.engine.terrain import CONTACT_GEOM_GROUP, terrain_geom_names
 from twinsim.engine.triangle_bvh import TriangleBVH
 from twinsim.model.base import ROBOT_GEOM_GROUP
+from twinsim.scene.assets.posed import world_triangles
 from twinsim.scene.terrain import terrain_mesh
 
 _LUMA = np.array([0.2126, 0.7152, 0.0722])
@@ -100,8 +106,9 @@ class WorldSplit:
     curved: tuple[mujoco.MjModel, ...]  # each static object with a non-box geom alone
     curved_groups: tuple[np.ndarray, ...]  # world geom ids of each such object
     robots: mujoco.MjModel  # the robots alone: each robot a caster shows is cast in a copy
-    terrain: TriangleBVH | None = None  # the hills' triangles (`scene.terrain`), if any
-    terrain_geom: int = -1  # world geom id of the terrain's mesh
+    #: the hills' (`scene.terrain`) and the mesh objects' triangles, if any
+    triangles: TriangleBVH | None = None
+    triangle_geoms: np.ndarray | None = None  # world geom id of each triangle's visual geom
 
 
 def split_world(world) -> WorldSplit:
@@ -147,11 +154,6 @@ def split_world(world) -> WorldSplit:
         body = world.maps.instance_body[obj.instance_id]
         start, count = world.model.body_geomadr[body], world.model.body_geomnum[body]
         curved.append((alone, np.arange(start, start + count)))
-    terrain, terrain_geom = None, -1
-    if scene.terrain is not None:
-        surface = terrain_mesh(scene.terrain)
-        terrain = TriangleBVH(surface.verts, surface.faces)
-        terrain_geom = world.model.geom(terrain_geom_names(scene.terrain)[0]).id
     return WorldSplit(
         compile_model(static, render, hz),
         tuple(compile_model(a, render, hz) for a, _ in actors),
@@ -159,9 +161,30 @@ def split_world(world) -> WorldSplit:
         tuple(compile_model(c, render, hz) for c, _ in curved),
         tuple(geoms for _, geoms in curved),
         compile_model(bare, render, hz),
-        terrain,
-        terrain_geom,
+        *_static_triangles(world),
     )
+
+
+def _static_triangles(world) -> tuple[TriangleBVH | None, np.ndarray | None]:
+    """One BVH of the hills' triangles and the mesh objects' (world frame), and the world
+    geom id of each triangle; (None, None) in a world with neither."""
+    scene, model = world.scene, world.model
+    surfaces = []  # (vertices, faces, geom id)
+    if scene.terrain is not None:
+        hills = terrain_mesh(scene.terrain)
+        surfaces.append(
+            (hills.verts, hills.faces, model.geom(terrain_geom_names(scene.terrain)[0]).id)
+        )
+    for obj in scene.objects:
+        if obj.mesh is not None:
+            vertices, faces = world_triangles(scene, obj)
+            surfaces.append((vertices, faces, model.geom(visual_geom_name(obj)).id))
+    if not surfaces:
+        return None, None
+    starts = np.cumsum([0] + [len(v) for v, _, _ in surfaces[:-1]])
+    faces = np.concatenate([f + s for (_, f, _), s in zip(surfaces, starts, strict=True)])
+    geoms = np.concatenate([np.full(len(f), g) for _, f, g in surfaces])
+    return TriangleBVH(np.concatenate([v for v, _, _ in surfaces]), faces), geoms
 
 
 class _Target:
@@ -295,7 +318,7 @@ class RayCaster:
         # (model, world geom ids, moves, robot geoms shown) of each part
         parts: list[tuple[mujoco.MjModel, np.ndarray, bool, np.ndarray]] = []
         self._boxes: BoxBVH | None = None
-        self._terrain: TriangleBVH | None = None
+        self._triangles: TriangleBVH | None = None
         if split is not None:
             parts += [(a, g, True, empty) for a, g in zip(split.actors, split.groups, strict=True)]
             parts += [(split.robots, np.asarray(g, int), True, g) for g in others]
@@ -303,9 +326,9 @@ class RayCaster:
             curved = zip(split.curved, split.curved_groups, strict=True)
             parts += [(c, g, False, empty) for c, g in curved]
             apart = np.concatenate([empty, *split.curved_groups])
-            if split.terrain is not None:
-                self._terrain, self._terrain_geom = split.terrain, split.terrain_geom
-                apart = np.append(apart, split.terrain_geom)
+            if split.triangles is not None:
+                self._triangles, self._triangle_geoms = split.triangles, split.triangle_geoms
+                apart = np.union1d(apart, split.triangle_geoms)
             self._boxes, self._box_geoms = _static_boxes(self._static, apart, self._groups)
         self._parts = [
             _Target(model, m, exclude_body, n, moves, hidden, shown) for m, _, moves, shown in parts
@@ -345,17 +368,18 @@ class RayCaster:
     def _cast_boxes(
         self, pnt: np.ndarray, dirs: np.ndarray, max_range: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The static boxes' and the terrain's sure hits (world geom id or −1, distance or −1,
-        normal) and the rays whose hit is unsure, via Embree."""
+        """The static boxes' and the static triangles' (hills, meshes) sure hits (world geom id
+        or −1, distance or −1, normal) and the rays whose hit is unsure, via Embree."""
         rays, box, t, box_normal, unsure = self._boxes.cast(pnt, dirs, max_range)
         n = len(dirs)
         geom, dist, normal = np.full(n, -1), np.full(n, -1.0), np.zeros((n, 3))
         geom[rays], dist[rays], normal[rays] = self._box_geoms[box], t, box_normal
-        if self._terrain is not None:
-            rays, _, t, tri_normal, unsure_tri = self._terrain.cast(pnt, dirs, max_range)
+        if self._triangles is not None:
+            rays, tri, t, tri_normal, unsure_tri = self._triangles.cast(pnt, dirs, max_range)
             nearer = (geom[rays] < 0) | (t < dist[rays])
             take = rays[nearer]
-            geom[take], dist[take], normal[take] = self._terrain_geom, t[nearer], tri_normal[nearer]
+            geom[take] = self._triangle_geoms[tri[nearer]]
+            dist[take], normal[take] = t[nearer], tri_normal[nearer]
             unsure = np.union1d(unsure, unsure_tri)
         return geom, dist, normal, unsure
 

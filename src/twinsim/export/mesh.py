@@ -3,7 +3,9 @@
 
 Every object of `scene.json` is made of trimesh primitives of its geoms (boxes, cylinders,
 capsules, spheres, ellipsoids as scaled spheres) placed in the world, plus the hills'
-triangles (`scene.terrain.terrain_mesh`, as every sensor sees them) for the terrain's object.
+triangles (`scene.terrain.terrain_mesh`, as every sensor sees them) for the terrain's object;
+a mesh object (`ObjectSpec.mesh`) is its asset's own triangles, posed, coloured by its vertex
+colours where it has them, else by its material (a texture's mean texel).
 Round primitives are tessellated finely enough that their facets lie within the tolerance the
 cameras keep (`engine/round_meshes.surface_tolerance`: 1 mm or 0.1 % of the size) inside the
 exact surface. A vertex takes its material's base colour: the material's RGBA times its
@@ -27,7 +29,8 @@ from twinsim.engine.round_meshes import (
 from twinsim.export.common import Progress, no_progress, prepare_output
 from twinsim.geometry import pose_to_T
 from twinsim.model.body import LinkGeomSpec
-from twinsim.model.scene import GeomSpec, SceneSpec
+from twinsim.model.scene import GeomSpec, ObjectSpec, SceneSpec
+from twinsim.scene.assets.posed import mesh_data, world_triangles
 from twinsim.scene.terrain import terrain_mesh
 from twinsim.scene.textures import make_texture
 from twinsim.scene.vocabulary import class_id
@@ -91,7 +94,10 @@ def world_meshes(
     result = []
     for obj in scene.objects:
         T_world_obj = pose_to_T(obj.pos, obj.quat)
-        parts = [primitive_triangles(g, T_world_obj, colours, g.material) for g in obj.geoms]
+        if obj.mesh is not None:
+            parts = [_asset_triangles(scene, obj, colours)]
+        else:
+            parts = [primitive_triangles(g, T_world_obj, colours, g.material) for g in obj.geoms]
         terrain = scene.terrain
         if terrain is not None and terrain.instance_id == obj.instance_id:
             hills = terrain_mesh(terrain)
@@ -119,6 +125,19 @@ def material_colours(scene: SceneSpec) -> dict[str, np.ndarray]:
             rgba[:3] *= texture_mean[mat.texture]
         colours[mat.name] = np.round(255.0 * np.clip(rgba, 0.0, 1.0)).astype(np.uint8)
     return colours
+
+
+def _asset_triangles(
+    scene: SceneSpec, obj: ObjectSpec, colours: dict[str, np.ndarray]
+) -> Triangles:
+    """A mesh object's asset in the world frame, coloured by its vertex colours or else by its
+    material's colour."""
+    vertices, faces = world_triangles(scene, obj)
+    material = scene.mesh_asset(obj.mesh).material
+    vertex_colours = mesh_data(scene, obj.mesh).colors
+    if vertex_colours is None:
+        vertex_colours = np.tile(colours[material], (len(vertices), 1))
+    return Triangles(vertices, faces, vertex_colours, np.full(len(faces), material))
 
 
 def primitive_triangles(

@@ -17,6 +17,8 @@ INCOMPLETE = "INCOMPLETE"
 METADATA = "metadata.json"
 SCENE = "scene.json"
 CHECKSUMS = "checksums.csv"
+#: the folder of the scene's mesh assets (`assets/<sha256>.npz`, named in `scene.json`)
+ASSETS = "assets"
 #: the last checkpoint of a run being written (`twinsim run --resume`), gone once it is complete
 RESUME = "resume.npz"
 RESUME_TMP = f".{RESUME}.tmp"  # a checkpoint being written
@@ -36,7 +38,7 @@ IMU_COLUMNS = ("gyro_x", "gyro_y", "gyro_z", "accel_x", "accel_y", "accel_z")
 #: Per-frame image kinds of a camera and their file extensions.
 IMAGE_KINDS = {"rgb": "png", "depth": "npy", "instance": "png", "semantic": "png"}
 
-RESERVED_NAMES = frozenset({INCOMPLETE, METADATA, SCENE, CHECKSUMS, RESUME})
+RESERVED_NAMES = frozenset({INCOMPLETE, METADATA, SCENE, CHECKSUMS, RESUME, ASSETS})
 
 
 def frame_path(camera_dir: Path, kind: str, index: int) -> Path:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import (
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializationInfo,
     SerializerFunctionWrapHandler,
     field_validator,
@@ -32,6 +35,7 @@ from twinsim.model.base import (
     Vec2,
     Vec3,
 )
+from twinsim.model.layout import ASSETS
 from twinsim.model.roads import RoadNetworkSpec
 from twinsim.plugins import keyed_config
 from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS, SENSORS
@@ -79,7 +83,13 @@ class GeomSpec(FrozenSpec):
 
 
 class ObjectSpec(FrozenSpec):
-    """One instance: structure (wall, floor, …) or furniture, with its semantic class."""
+    """One instance: structure (wall, floor, …) or furniture, with its semantic class.
+
+    An object with a `mesh` (the sha256 of one of `SceneSpec.mesh_assets`) is that mesh posed
+    at `pos`/`quat`: cameras, the LiDAR, physics and the mesh exports take the mesh and its
+    convex parts, and its `geoms` are the boxes around those parts (material: the asset's),
+    for what works with primitives (planning, free space, occupancy, the live map).
+    """
 
     instance_id: int = Field(ge=1, le=65535)
     name: str
@@ -89,6 +99,55 @@ class ObjectSpec(FrozenSpec):
     quat: Quat = IDENTITY_QUAT
     geoms: tuple[GeomSpec, ...]
     dynamic: bool = False
+    mesh: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_no_mesh(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """The dump without `mesh` when the object has none (scenes without assets keep their
+        bytes)."""
+        data = handler(self)
+        if self.mesh is None:
+            data.pop("mesh", None)
+        return data
+
+
+class MeshAssetSpec(FrozenSpec):
+    """A mesh asset of the scene: its processed arrays (`twinsim.meshdata`) are the file
+    `file` (`assets/<sha256>.npz`) of the sequence folder, whose bytes hash to `sha256`.
+
+    `material` names the scene material of its mean colour (of the untextured mesh, of its
+    part boxes). The rest says where it came from and how it was made: the catalogue entry's
+    `source` file and that file's sha256, the `scale` (from `units` or `scale`) and `up_axis`
+    applied, how it is coloured, its vertex and face counts, and its collision: `coacd` parts
+    (at `coacd_threshold`), or the convex `hull` or the bounding `box` where the decomposition
+    failed or was not asked for (`collision_note` says why it failed).
+    """
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    file: str
+    name: str
+    material: str
+    source: str
+    source_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    scale: float = Field(gt=0.0)
+    up_axis: Literal["y", "z"]
+    colouring: Literal["texture", "vertex", "material"]
+    vertices: int = Field(ge=3)
+    faces: int = Field(ge=1)
+    collision: Literal["coacd", "hull", "box"]
+    collision_parts: int = Field(ge=1)
+    coacd_threshold: float | None = None
+    collision_note: str | None = None
+
+    @model_validator(mode="after")
+    def _file_is_named_by_its_hash(self) -> MeshAssetSpec:
+        """`file` is `assets/<sha256>.npz`: a scene never points outside its assets folder."""
+        expected = f"{ASSETS}/{self.sha256}.npz"
+        if self.file != expected:
+            raise ValueError(f"mesh asset file {self.file!r} must be {expected!r}")
+        return self
 
 
 class RoomSpec(FrozenSpec):
@@ -393,16 +452,24 @@ class SceneSpec(FrozenSpec):
     #: how the world was built when its seed's first draw did not fit; absent (and left out
     #: of `scene.json`) when it did
     redraw: RedrawSpec | None = None
+    #: the mesh assets objects show (`ObjectSpec.mesh`); left out of `scene.json` when none
+    mesh_assets: tuple[MeshAssetSpec, ...] = ()
+    #: each asset's NPZ bytes by sha256, attached by whoever made or read the scene
+    #: (`with_asset_bytes`); never in `scene.json`, whose assets are files beside it
+    _asset_bytes: dict[str, bytes] = PrivateAttr(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _leave_out_absent_parts(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> dict[str, Any]:
-        """The dump without `roads`, `terrain` or `redraw` when the world has none."""
+        """The dump without `roads`, `terrain`, `redraw` or `mesh_assets` when the world has
+        none."""
         data = handler(self)
         for name in ("roads", "terrain", "redraw"):
             if getattr(self, name) is None:
                 data.pop(name, None)
+        if not self.mesh_assets:
+            data.pop("mesh_assets", None)
         return data
 
     @model_validator(mode="before")
@@ -426,6 +493,55 @@ class SceneSpec(FrozenSpec):
         if not any(m.name == terrain.material for m in self.materials):
             raise ValueError(f"terrain.material={terrain.material!r} is not among the materials")
         return self
+
+    @model_validator(mode="after")
+    def _meshes_are_assets(self) -> SceneSpec:
+        """Every object's mesh is one of the scene's assets, each listed once with a material
+        of the scene."""
+        known = {a.sha256 for a in self.mesh_assets}
+        if len(known) != len(self.mesh_assets):
+            raise ValueError("mesh_assets lists an asset twice")
+        materials = {m.name for m in self.materials}
+        for asset in self.mesh_assets:
+            if asset.material not in materials:
+                raise ValueError(f"mesh asset {asset.name!r}: no material {asset.material!r}")
+        for obj in self.objects:
+            if obj.mesh is not None and obj.mesh not in known:
+                raise ValueError(f"object {obj.name!r}: mesh {obj.mesh} is not in mesh_assets")
+        return self
+
+    def with_asset_bytes(self, blobs: Mapping[str, bytes]) -> SceneSpec:
+        """This scene with each mesh asset's NPZ bytes (by sha256) attached; `ValueError`
+        where one is missing or does not hash to its name."""
+        attached = {}
+        for asset in self.mesh_assets:
+            blob = blobs.get(asset.sha256)
+            if blob is None:
+                raise ValueError(f"{asset.file}: mesh asset {asset.name!r} is missing")
+            if hashlib.sha256(blob).hexdigest() != asset.sha256:
+                raise ValueError(f"{asset.file}: its content does not hash to its name")
+            attached[asset.sha256] = blob
+        scene = self.model_copy()
+        scene._asset_bytes = attached
+        return scene
+
+    def asset_bytes(self, sha256: str) -> bytes:
+        """The NPZ bytes of the mesh asset `sha256` (attached by `with_asset_bytes`)."""
+        blob = self._asset_bytes.get(sha256)
+        if blob is None:
+            raise ValueError(
+                f"mesh asset {sha256} has no bytes attached: read the scene with its sequence "
+                "folder (SequenceReader.scene) or build it with its assets"
+            )
+        return blob
+
+    def asset_files(self) -> dict[str, bytes]:
+        """Each mesh asset's file in a sequence folder (`assets/<sha256>.npz`) → its bytes."""
+        return {a.file: self.asset_bytes(a.sha256) for a in self.mesh_assets}
+
+    def mesh_asset(self, sha256: str) -> MeshAssetSpec:
+        """The mesh asset named by `sha256` (an `ObjectSpec.mesh`)."""
+        return next(a for a in self.mesh_assets if a.sha256 == sha256)
 
     @property
     def robot(self) -> RobotSpec:

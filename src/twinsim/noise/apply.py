@@ -67,7 +67,10 @@ def apply_noise(
     scene_json = (src / SCENE).read_text(encoding="utf-8")
     total = sum(_units(seq, s, types.get(s, "imu")) for s in plan)
     done, draws = 0, {}
-    with SequenceWriter(dst, scene_json, metadata, rgb_png_level=_png_level(seq)) as writer:
+    assets = seq.scene.asset_files()
+    with SequenceWriter(
+        dst, scene_json, metadata, rgb_png_level=_png_level(seq), assets=assets
+    ) as writer:
         for stream in types:
             if stream not in plan:
                 _copy_stream(src / stream, dst / stream)

@@ -173,7 +173,11 @@ def replay(
     scene_json = src.scene_json if scene == src.scene else scene.to_json()
     try:
         with SequenceWriter(
-            out, scene_json, metadata, rgb_png_level=cfg.output.rgb_png_level
+            out,
+            scene_json,
+            metadata,
+            rgb_png_level=cfg.output.rgb_png_level,
+            assets=scene.asset_files(),
         ) as writer:
             sources = (
                 nullcontext(reused)

@@ -12,7 +12,8 @@ a ready-made layout class (the apartment's and the warehouse's).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -24,6 +25,7 @@ from twinsim.model.scene import (
     DoorSpec,
     LightSpec,
     MaterialSpec,
+    MeshAssetSpec,
     ObjectSpec,
     RobotSpec,
     RoomSpec,
@@ -56,12 +58,16 @@ class Layout:
     doors: tuple[DoorSpec, ...] = ()
     roads: RoadNetworkSpec | None = None
     terrain: TerrainSpec | None = None
+    #: the mesh assets objects show, and each one's NPZ bytes by sha256
+    mesh_assets: tuple[MeshAssetSpec, ...] = ()
+    asset_bytes: Mapping[str, bytes] = field(default_factory=dict)
 
     def to_scene(
         self, seed: int, robots: tuple[RobotSpec, ...], sensors: tuple[SensorSpec, ...] = ()
     ) -> SceneSpec:
-        """The complete `SceneSpec` of this world with its robots and their sensors."""
-        return SceneSpec(
+        """The complete `SceneSpec` of this world with its robots and their sensors (and its
+        mesh assets' bytes)."""
+        scene = SceneSpec(
             seed=seed,
             wall_height=self.wall_height,
             bounds_min=self.bounds_min,
@@ -76,7 +82,9 @@ class Layout:
             sensors=sensors,
             roads=self.roads,
             terrain=self.terrain,
+            mesh_assets=self.mesh_assets,
         )
+        return scene.with_asset_bytes(self.asset_bytes) if self.mesh_assets else scene
 
 
 class WorldGenerator(ABC):

@@ -114,8 +114,10 @@ class ObjectList:
         geoms: list[GeomSpec] | tuple[GeomSpec, ...],
         room_id: int | None,
         yaw: float = 0.0,
+        mesh: str | None = None,
     ) -> None:
-        """Append an object at `pos` turned by `yaw` about z; its id is the next one."""
+        """Append an object at `pos` turned by `yaw` about z (showing the mesh asset `mesh`,
+        if given); its id is the next one."""
         self.items.append(
             ObjectSpec(
                 instance_id=len(self.items) + 1,
@@ -125,6 +127,7 @@ class ObjectList:
                 pos=(r4(pos[0]), r4(pos[1]), r4(pos[2])),
                 quat=yaw_quat_wxyz(yaw),
                 geoms=tuple(geoms),
+                mesh=mesh,
             )
         )
 

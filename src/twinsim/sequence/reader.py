@@ -29,6 +29,7 @@ from twinsim.model.layout import (
 )
 from twinsim.model.scene import SceneSpec
 from twinsim.registries import DEFAULT_ROBOT
+from twinsim.sequence.assets import with_assets
 from twinsim.sequence.contacts import CONTACTS_FILE, read_contacts
 from twinsim.sequence.frames import Frame
 from twinsim.sequence.images import read_npy, read_png
@@ -166,12 +167,13 @@ class SequenceReader:
 
     @cached_property
     def scene(self) -> SceneSpec:
-        """The recorded world, parsed from scene.json."""
+        """The recorded world, parsed from scene.json, with its mesh assets' bytes."""
         file = self.path / SCENE
         try:
-            return SceneSpec.from_json(file.read_text(encoding="utf-8"))
+            scene = SceneSpec.from_json(file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise SequenceError(f"{file}: cannot be parsed as a SceneSpec ({exc})") from None
+        return with_assets(self.path, scene)
 
     @property
     def streams(self) -> list[str]:

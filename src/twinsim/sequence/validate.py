@@ -15,9 +15,10 @@ from pathlib import Path
 
 from twinsim.atomic import special_entries
 from twinsim.errors import SequenceError
-from twinsim.model.layout import CHECKSUMS, INCOMPLETE, METADATA, SCENE, STATUS_COMPLETE
+from twinsim.model.layout import ASSETS, CHECKSUMS, INCOMPLETE, METADATA, SCENE, STATUS_COMPLETE
 from twinsim.model.scene import SceneSpec
 from twinsim.registries import SENSORS
+from twinsim.sequence.assets import asset_problems
 from twinsim.sequence.checksums import checksum_problems
 from twinsim.sequence.contacts import check_contacts
 from twinsim.sequence.reader import read_metadata
@@ -71,7 +72,7 @@ def validate_sequence(path: str | Path, *, decode: bool = True) -> ValidationRep
             f"{METADATA}: status is {status!r}, not {STATUS_COMPLETE!r}: the run was interrupted "
             "or the sequence is partial"
         )
-    _check_scene(path, problems)
+    _check_scene(path, problems, decode)
     context = SequenceContext.from_metadata(metadata, problems)
     if context is not None:
         for name, info in metadata["streams"].items():
@@ -82,7 +83,7 @@ def validate_sequence(path: str | Path, *, decode: bool = True) -> ValidationRep
                 check = StreamCheck(path, name, info, context, problems, checked, decode)
                 _check_stream(check)
     for child in sorted(path.iterdir()):
-        if child.is_dir() and child.name not in metadata["streams"]:
+        if child.is_dir() and child.name not in metadata["streams"] and child.name != ASSETS:
             problems.append(f"{child.name}/: folder is not a stream listed in {METADATA}")
     if "checksums" in metadata or (path / CHECKSUMS).exists():  # older sequences have none
         problems += checksum_problems(path)
@@ -99,9 +100,12 @@ def _check_stream(check: StreamCheck) -> None:
         _OTHER_TYPES.get(kind, check_table)(check)
 
 
-def _check_scene(path: Path, problems: list[str]) -> None:
+def _check_scene(path: Path, problems: list[str], decode: bool) -> None:
+    """The scene parses, and its mesh assets (`assets/`) are there, whole and alone."""
     try:
-        SceneSpec.from_json((path / SCENE).read_text(encoding="utf-8"))
+        scene = SceneSpec.from_json((path / SCENE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         reason = " ".join(str(exc).split())
         problems.append(f"{SCENE}: cannot be parsed as a SceneSpec ({reason})")
+        return
+    problems += asset_problems(path, scene, decode)

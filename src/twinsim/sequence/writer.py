@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePath
 from types import TracebackType
@@ -39,6 +39,7 @@ from twinsim.model.layout import (
     check_stream_name,
     sequence_containing,
 )
+from twinsim.sequence.assets import write_assets
 from twinsim.sequence.camera_writer import CameraWriter
 from twinsim.sequence.checksums import write_checksums
 from twinsim.sequence.frames import CameraFrame, CopiedFrame
@@ -86,11 +87,13 @@ class SequenceWriter:
         image_workers: int = 2,
         rgb_png_level: int = 0,
         resume: dict[str, dict] | None = None,
+        assets: Mapping[str, bytes] | None = None,
     ) -> None:
         """`rgb_png_level` is the zlib level of RGB PNGs: 0 stores (~0.9 MB a 640×480 frame, no
         CPU), 1–9 compress to ~0.4 MB at ~15–25 ms of CPU a frame, which on 2 cores slows a run.
         `resume`: stream name → its `checkpoint` state, to continue an interrupted run in
-        `path`, whose scene and metadata must be the ones given."""
+        `path`, whose scene and metadata must be the ones given. `assets`: the scene's mesh
+        asset files (`SceneSpec.asset_files()`), written beside `scene.json`."""
         self.path = Path(path)
         self._rgb_png_level = rgb_png_level
         self._metadata = _plain_json(metadata)
@@ -105,6 +108,7 @@ class SequenceWriter:
             if resume is None:
                 _claim(self.path)
                 (self.path / SCENE).write_text(scene_json, encoding="utf-8")
+                write_assets(self.path, assets or {})
                 _write_json_atomic(self.path / METADATA, self._metadata)
             else:
                 _check_same_run(self.path, scene_json, self._metadata)

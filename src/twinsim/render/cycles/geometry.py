@@ -132,7 +132,9 @@ def _revolve(rho: np.ndarray, z: np.ndarray, slices: int) -> tuple[np.ndarray, n
 
 
 def _model_mesh(model, mesh: int) -> GeomMesh:
-    """A mesh asset of the model: its vertices (already in the geom frame) and UVs if any."""
+    """A mesh asset of the model: its vertices (already in the geom frame) and UVs if any, in
+    Blender's convention: MuJoCo's v = 0 is the texture's first row, which Blender's images
+    (`materials`, stored bottom row first) hold at v = 1."""
     v0, nv = int(model.mesh_vertadr[mesh]), int(model.mesh_vertnum[mesh])
     f0, nf = int(model.mesh_faceadr[mesh]), int(model.mesh_facenum[mesh])
     verts = np.asarray(model.mesh_vert[v0 : v0 + nv], float)
@@ -142,4 +144,5 @@ def _model_mesh(model, mesh: int) -> GeomMesh:
     if t0 >= 0 and int(model.mesh_texcoordnum[mesh]) > 0:
         corners = np.asarray(model.mesh_facetexcoord[f0 : f0 + nf], int).ravel()
         uvs = np.asarray(model.mesh_texcoord, float)[t0 + corners]
+        uvs[:, 1] = 1.0 - uvs[:, 1]
     return GeomMesh(verts, faces, uvs, False)

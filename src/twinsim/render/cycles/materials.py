@@ -1,13 +1,15 @@
 """MuJoCo's materials as Cycles Principled BSDF materials.
 
 Base colour: the material's rgba times its texture, the same seeded image twinsim generates
-for MuJoCo (`twinsim.scene.textures.make_texture`), handed to Blender from memory. A mesh with
+for MuJoCo (`twinsim.scene.textures.make_texture`), or a mesh asset's own image as MuJoCo
+holds it, handed to Blender from memory. A mesh with
 texture coordinates (twinsim's textured boxes, users' meshes) uses them; a primitive maps the
 texture as MuJoCo does, projected along its z axis, `texrepeat` times a metre. MuJoCo's Phong
 `shininess` s (exponent 128·s) becomes roughness 1 − s; `reflectance` r (MuJoCo's mirror
 blend) a clear coat of weight r and roughness 0.02 (a mirror where r = 1); alpha a < 1 glass
 (transmission 1 − a, IOR 1.45). A texture also shapes the surface: its luminance is the
-height of a bump map (darker grout, grain and weave lie lower). Geoms without a material
+height of a bump map (darker grout, grain and weave lie lower); an asset's image, a picture
+of a surface rather than a relief, gives none. Geoms without a material
 (robot links) take their own rgba.
 MuJoCo's ambient term (colour × ambient, never occluded) is the material's emission of its
 base colour at the ambient's strength: in a closed room a world background would be hidden
@@ -88,7 +90,7 @@ class Materials:
         links.new(image.outputs["Color"], tint.inputs["A"])
         links.new(tint.outputs["Result"], bsdf.inputs["Base Color"])
         links.new(tint.outputs["Result"], bsdf.inputs["Emission Color"])
-        if self._bump > 0.0:
+        if self._bump > 0.0 and m.texture(texid).name in self._textures:
             # the texture's darker parts (grout, grain, weave) lie lower: its luminance is
             # the height of a bump map of that strength, `_BUMP_DEPTH_M` deep at most
             height = nodes.new("ShaderNodeRGBToBW")
@@ -101,10 +103,21 @@ class Materials:
         return mat
 
     def _image(self, texid: int):
-        """The texture as a Blender image made from twinsim's generator, in memory."""
+        """The texture as a Blender image, in memory: made from twinsim's generator, or a mesh
+        asset's texels as MuJoCo holds them."""
         if texid not in self._images:
-            name = self._model.texture(texid).name
-            rgb = make_texture(self._textures[name])
+            m = self._model
+            name = m.texture(texid).name
+            if name in self._textures:
+                rgb = make_texture(self._textures[name])
+            else:
+                h, w, nc = (
+                    int(m.tex_height[texid]),
+                    int(m.tex_width[texid]),
+                    int(m.tex_nchannel[texid]),
+                )
+                start = int(m.tex_adr[texid])
+                rgb = m.tex_data[start : start + h * w * nc].reshape(h, w, nc)[..., :3]
             h, w = rgb.shape[:2]
             rgba = np.concatenate([rgb, np.full((h, w, 1), 255, np.uint8)], axis=2)
             image = self._bpy.data.images.new(name, w, h, alpha=False)

@@ -26,10 +26,11 @@ from twinsim.render.cycles.settings import CyclesSettings
 
 @dataclass(frozen=True)
 class WorldRecipe:
-    """What a worker needs to build the twin's world: scene text, render config, physics rate,
-    look and the OpenGL backend MuJoCo uses."""
+    """What a worker needs to build the twin's world: scene text and its mesh assets' bytes,
+    render config, physics rate, look and the OpenGL backend MuJoCo uses."""
 
     scene_json: str
+    asset_bytes: dict[str, bytes]
     render: object  # twinsim.config.RenderConfig
     physics_hz: int
     look: object  # twinsim.engine.look.Look
@@ -39,7 +40,9 @@ class WorldRecipe:
 def recipe_of(world, backend: str) -> WorldRecipe:
     """The recipe of a running `World`."""
     hz = round(1.0 / float(world.model.opt.timestep))
-    return WorldRecipe(world.scene.to_json(), world.render_config, hz, world.look, backend)
+    scene = world.scene
+    blobs = {a.sha256: scene.asset_bytes(a.sha256) for a in scene.mesh_assets}
+    return WorldRecipe(scene.to_json(), blobs, world.render_config, hz, world.look, backend)
 
 
 _WORKER: dict = {}  # the worker process's own world and Blender scene
@@ -60,7 +63,7 @@ def _start_worker(recipe: WorldRecipe, settings: CyclesSettings, workdir: str, t
     from twinsim.model.scene import SceneSpec
     from twinsim.render.cycles.scene import CyclesScene
 
-    scene = SceneSpec.from_json(recipe.scene_json)
+    scene = SceneSpec.from_json(recipe.scene_json).with_asset_bytes(recipe.asset_bytes)
     world = World(scene, recipe.render, recipe.physics_hz, recipe.look)
     cycles = CyclesScene(world, settings, Path(workdir) / f"worker{os.getpid()}")
     cycles.use_threads(threads)

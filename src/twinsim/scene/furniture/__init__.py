@@ -11,7 +11,7 @@ and `furnish` (placement in a room). The entry points a world generator needs ar
 """
 
 from twinsim.scene.furniture.decor import ceiling_lamp
-from twinsim.scene.furniture.furnish import Placement, furnish_room
+from twinsim.scene.furniture.furnish import Placement, RoomPlacer, furnish_room
 from twinsim.scene.furniture.kit import Palette
 
-__all__ = ["Palette", "Placement", "ceiling_lamp", "furnish_room"]
+__all__ = ["Palette", "Placement", "RoomPlacer", "ceiling_lamp", "furnish_room"]

@@ -94,7 +94,7 @@ def _overlap(a: Rect, b: Rect, margin: float = 0.0) -> bool:
     )
 
 
-class _Placer:
+class RoomPlacer:
     """Rejection-sampling placement inside one room, tracking what is already placed."""
 
     def __init__(
@@ -205,7 +205,9 @@ class _Placer:
             self._accept(p)
 
 
-def _companions(placer: _Placer, name: str, parent: Placement, pal: Palette, p_keep: float) -> None:
+def _companions(
+    placer: RoomPlacer, name: str, parent: Placement, pal: Palette, p_keep: float
+) -> None:
     """Items that belong with a placed parent: nightstands, chairs, a coffee table."""
     rng = placer.rng
     phx, phy = parent.item.half_extents
@@ -245,13 +247,14 @@ def furnish_room(
     wall_thickness: float,
     rng: np.random.Generator,
     kitchenette: bool = False,
-) -> list[Placement]:
+) -> RoomPlacer:
     """Choose and place a room's furniture from the catalogue; items that don't fit are skipped.
+    The placer holds them (`placed`) and can place more beside them.
 
     `doors` are the doors in this room's walls; `density` scales how many optional items are
     tried (0 = empty room); `kitchenette` adds kitchen items (for apartments without a kitchen).
     """
-    placer = _Placer(rect, room_type, doors, wall_thickness, rng)
+    placer = RoomPlacer(rect, room_type, doors, wall_thickness, rng)
     entries = CATALOGUE[room_type] + (KITCHENETTE if kitchenette else ())
     for name, prob, slots, where in entries:
         p_keep = min(1.0, prob * density)
@@ -262,4 +265,4 @@ def furnish_room(
             placed = placer.place(lambda name=name: BUILDERS[name](rng, pal), where)
             if placed is not None:
                 _companions(placer, name, placed, pal, min(1.0, density))
-    return placer.placed
+    return placer

@@ -7,11 +7,13 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from twinsim.scene.assets.catalogue import CatalogueFolders
 from twinsim.scene.generators import SceneConfig, WorldGenerator
 
 
 class ApartmentConfig(SceneConfig):
-    """The procedural apartment: rooms, furniture density, lights, texture resolution."""
+    """The procedural apartment: rooms, furniture density, lights, texture resolution, and
+    mesh asset catalogues to furnish it from too."""
 
     generator: Literal["apartment"] = "apartment"
     min_rooms: int = Field(4, ge=3, le=12)
@@ -21,6 +23,7 @@ class ApartmentConfig(SceneConfig):
     min_lights: int = Field(2, ge=1)
     max_lights: int = Field(6, ge=1)
     texture_size: int = Field(256, ge=16, le=2048)
+    assets: CatalogueFolders = ()
 
     @model_validator(mode="after")
     def _ranges(self) -> ApartmentConfig:

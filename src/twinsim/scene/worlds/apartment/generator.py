@@ -7,7 +7,9 @@ centred on the room boundaries; every wall between two sides (room | room, room 
 one "wall" object made of two half-thickness slabs, one per side, so each room shows its own
 wall finish and a shared wall exists once. Door openings leave a piece left and right of the
 door and a lintel above it; a "door_frame" trim lines each opening. Ceiling light fixtures are
-"lamp" objects whose origin is on the ceiling (pos z = wall_height).
+"lamp" objects whose origin is on the ceiling (pos z = wall_height). Mesh assets of the
+config's catalogues (`scene.assets`) stand on the floor after the furniture, placed by each
+room's furniture placer (back to a wall, else in the room), its rooms tried in a drawn order.
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.model.scene import DoorSpec, GeomSpec, LightSpec, RoomSpec
-from twinsim.scene.furniture import Palette, Placement, ceiling_lamp, furnish_room
+from twinsim.scene.assets.meshes import VisualMesh
+from twinsim.scene.assets.placement import (
+    PlacedAssets,
+    Spot,
+    add_mesh_objects,
+    load_assets,
+    place_assets,
+    tall_box,
+)
+from twinsim.scene.furniture import Palette, RoomPlacer, ceiling_lamp, furnish_room
+from twinsim.scene.furniture.kit import CORE_MAX_HEIGHT, FurnitureItem
 from twinsim.scene.generators import Layout
 from twinsim.scene.layout import (
     WALL_THICKNESS,
@@ -344,9 +356,10 @@ def generate_apartment(cfg: ApartmentConfig, rng: np.random.Generator) -> Apartm
         )
 
     has_kitchen = any(r.type == "kitchen" for r in plan.rooms)
+    placers = []
     for room, rect in zip(plan.rooms, rects, strict=True):
         doors = [d for d in plan.doors if room.room_id in d.rooms]
-        placed: list[Placement] = furnish_room(
+        placer = furnish_room(
             rect,
             room.type,
             doors,
@@ -356,8 +369,9 @@ def generate_apartment(cfg: ApartmentConfig, rng: np.random.Generator) -> Apartm
             rng,
             kitchenette=room.type == "living_room" and not has_kitchen,
         )
+        placers.append(placer)
         counts: dict[str, int] = {}
-        for p in placed:
+        for p in placer.placed:
             cls = p.item.semantic_class
             counts[cls] = counts.get(cls, 0) + 1
             objs.add(
@@ -369,6 +383,10 @@ def generate_apartment(cfg: ApartmentConfig, rng: np.random.Generator) -> Apartm
                 p.yaw,
             )
 
+    assets = PlacedAssets()
+    if cfg.assets:
+        spot = _room_spots(plan.rooms, placers)
+        assets = add_mesh_objects(place_assets(load_assets(cfg.assets), rng, spot), objs)
     fp = plan.footprint
     t = WALL_THICKNESS / 2
     return ApartmentLayout(
@@ -376,9 +394,30 @@ def generate_apartment(cfg: ApartmentConfig, rng: np.random.Generator) -> Apartm
         doors=plan.doors,
         objects=tuple(objs.items),
         textures=tuple(mats.textures),
-        materials=tuple(mats.materials),
+        materials=(*mats.materials, *assets.materials),
         lights=tuple(light for _, light in lights),
         wall_height=height,
         bounds_min=(r3(fp.x0 - t), r3(fp.y0 - t), -FLOOR_THICKNESS),
         bounds_max=(r3(fp.x1 + t), r3(fp.y1 + t), r3(height + CEILING_THICKNESS)),
+        mesh_assets=assets.specs,
+        asset_bytes=assets.blobs,
     )
+
+
+def _room_spots(rooms: tuple[RoomSpec, ...], placers: list[RoomPlacer]):
+    """Where a copy of a floor asset stands: the rooms in a drawn order, in each back to a
+    wall, else anywhere in the room, clear of the furniture (the room's own placer)."""
+
+    def spot(asset: VisualMesh, rng: np.random.Generator) -> Spot | None:
+        hx, hy, height = asset.footprint()
+        tall = tall_box(asset, CORE_MAX_HEIGHT)
+        item = FurnitureItem(asset.item.entry.semantic_class, (), (hx, hy), height, tall)
+        for i in rng.permutation(len(rooms)).tolist():
+            for where in ("wall", "interior"):
+                placed = placers[i].place(lambda: item, where)
+                if placed is not None:
+                    room = rooms[i]
+                    return Spot(placed.x, placed.y, placed.yaw, room.room_id, room.name)
+        return None
+
+    return spot

@@ -10,7 +10,9 @@ object per bay: uprights at the bay's ends, and per level a deck on a front beam
 the decks carry cartons or a wrapped load ("pallet" and "box" objects). Aisles lie between
 the rows and along the side walls, end aisles along the end walls, and a cross aisle halves
 rows of many bays; nothing stands in them. Ceiling lights hang over the aisles. The world has
-no rooms and no doors: planners, people and flying objects use its floor minus the racks.
+no rooms and no doors: planners, people and flying objects use its floor minus the racks. Mesh
+assets of the config's catalogues (`scene.assets`) stand back to a wall (+x into the hall) in
+the aisles along the walls, each of which keeps `KEEP_CLEAR_M` free beside them.
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from twinsim.model.scene import GeomSpec, LightSpec
+from twinsim.scene.assets.catalogue import CatalogueFolders
+from twinsim.scene.assets.meshes import VisualMesh
+from twinsim.scene.assets.placement import (
+    PlacedAssets,
+    Spot,
+    add_mesh_objects,
+    load_assets,
+    place_assets,
+)
 from twinsim.scene.generators import Layout, SceneConfig, WorldGenerator
 from twinsim.scene.parts import MaterialBook, ObjectList, box, hsv, r3, r4, shift
 
@@ -44,6 +55,9 @@ END_EXTRA_M = 1.0  # end aisles are up to this much wider than the aisles
 TOP_CLEAR_M = 1.5  # rack tops stay this far below the ceiling (lights hang there)
 CROSS_AISLE_BAYS = 9  # rows that would have this many bays get a cross aisle instead
 LOAD_GAP_M = 0.3  # a load keeps this far below the beam of the level above
+KEEP_CLEAR_M = 2.0  # an aisle along a wall keeps this much free beside mesh assets
+ASSET_GAP_M = 0.03  # between two mesh assets, and between one and a wall
+_ASSET_ATTEMPTS = 40
 
 
 class WarehouseConfig(SceneConfig):
@@ -58,6 +72,7 @@ class WarehouseConfig(SceneConfig):
     fill: float = Field(0.7, ge=0.0, le=1.0)  # share of pallet places holding a pallet
     lights: int = Field(8, ge=1, le=8)
     texture_size: int = Field(256, ge=16, le=2048)
+    assets: CatalogueFolders = ()
 
     @model_validator(mode="after")
     def _ranges(self) -> WarehouseConfig:
@@ -337,14 +352,70 @@ def generate_warehouse(cfg: WarehouseConfig, rng: np.random.Generator) -> Layout
     for x, y, light in lights:
         objs.add(f"ceiling_lamp_{light.name}", "lamp", (x, y, h), fixture, None)
     _stock(plan, cfg, mats, objs, rng)
+    assets = PlacedAssets()
+    if cfg.assets:
+        spot = _wall_spots(plan)
+        assets = add_mesh_objects(place_assets(load_assets(cfg.assets), rng, spot), objs)
     return Layout(
         objects=tuple(objs.items),
         textures=tuple(mats.textures),
-        materials=tuple(mats.materials),
+        materials=(*mats.materials, *assets.materials),
         lights=tuple(light for _, _, light in lights),
         wall_height=h,
         bounds_min=(r3(-hl - t), r3(-hw - t), -FLOOR_T),
         bounds_max=(r3(hl + t), r3(hw + t), r3(h + CEILING_T)),
+        mesh_assets=assets.specs,
+        asset_bytes=assets.blobs,
+    )
+
+
+def _wall_spots(plan: _Plan):
+    """Where a copy of a floor asset stands: back to one of the four walls (drawn by the
+    length of its free band), in the band between the wall and the racks that leaves
+    `KEEP_CLEAR_M` of the aisle free, clear of the copies placed before."""
+    hx, hy = (plan.length - WALL_T) / 2, (plan.width - WALL_T) / 2  # the inner faces
+    row_half = plan.depth + FLUE_M / 2
+    first, (last, bays) = plan.segments[0][0], plan.segments[-1]
+    ends = (first + hx, hx - (last + bays * plan.bay))  # west and east end aisles
+    sides = (plan.rows_y[0] - row_half + hy, hy - plan.rows_y[-1] - row_half)  # south, north
+    # per wall: (free band depth, length along it, yaw pointing into the hall)
+    walls = (
+        (ends[0] - KEEP_CLEAR_M, 2 * hy, 0.0),
+        (ends[1] - KEEP_CLEAR_M, 2 * hy, math.pi),
+        (sides[0] - KEEP_CLEAR_M, 2 * hx, math.pi / 2),
+        (sides[1] - KEEP_CLEAR_M, 2 * hx, -math.pi / 2),
+    )
+    taken: list[tuple[float, float, float, float]] = []
+
+    def spot(asset: VisualMesh, rng: np.random.Generator) -> Spot | None:
+        depth, width, _ = asset.footprint()  # half extents: x (front) and y
+        fits = [k for k, (band, length, _) in enumerate(walls) if 2 * depth + ASSET_GAP_M <= band]
+        fits = [k for k in fits if 2 * width + 2 * ASSET_GAP_M <= walls[k][1]]
+        if not fits:
+            return None
+        lengths = np.array([walls[k][1] for k in fits])
+        for _ in range(_ASSET_ATTEMPTS):
+            k = fits[int(rng.choice(len(fits), p=lengths / lengths.sum()))]
+            reach = walls[k][1] / 2 - width - ASSET_GAP_M
+            along, off = float(rng.uniform(-reach, reach)), ASSET_GAP_M + depth
+            x, y = [(-hx + off, along), (hx - off, along), (along, -hy + off), (along, hy - off)][k]
+            half = (depth, width) if k < 2 else (width, depth)
+            rect = (x - half[0], y - half[1], x + half[0], y + half[1])
+            if all(_apart(rect, other) for other in taken):
+                taken.append(rect)
+                return Spot(round(x, 3), round(y, 3), walls[k][2])
+        return None
+
+    return spot
+
+
+def _apart(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """Whether two rectangles (x0, y0, x1, y1) are at least `ASSET_GAP_M` apart on an axis."""
+    return (
+        a[2] + ASSET_GAP_M <= b[0]
+        or b[2] + ASSET_GAP_M <= a[0]
+        or a[3] + ASSET_GAP_M <= b[1]
+        or b[3] + ASSET_GAP_M <= a[1]
     )
 
 

@@ -179,11 +179,50 @@ def test_the_mounting_carries_the_body_pose_onto_each_frame(rgbd_episode, gl_bac
     np.testing.assert_allclose(robot.T_world_body @ mounts["cam0"], frame.T_world_cam, atol=1e-6)
     shifted = robot.T_world_body.copy()
     shifted[:3, 3] += (1.0, -2.0, 0.0)
-    seen = as_estimated(robot, shifted, mounts)
+    seen = as_estimated(robot, shifted, obs.t_ns, mounts)
     np.testing.assert_array_equal(seen.T_world_body, shifted)
-    np.testing.assert_allclose(seen.latest_frame("cam0").T_world_cam, shifted @ mounts["cam0"])
+    np.testing.assert_allclose(
+        seen.latest_frame("cam0").T_world_cam, shifted @ mounts["cam0"], atol=1e-6
+    )
     assert seen.latest_frame("cam0").rgb is frame.rgb  # the readings themselves are the sensor's
     np.testing.assert_array_equal(robot.T_world_body, obs.robots["robot"].T_world_body)
+
+
+class Oracle:
+    """A perfect estimator at the camera's frames: each frame's true body pose and stamp."""
+
+    sensor = "camera"
+
+    def reset(self, context, first) -> None:
+        self.context = context
+        self.T_cam_body = np.linalg.inv(mountings(context)["cam0"])
+
+    def update(self, robot):
+        frame = robot.latest_frame("cam0")
+        return None if frame is None else (frame.T_world_cam @ self.T_cam_body, int(frame.t_ns))
+
+
+class SeeingFrames(Seeing):
+    """The planner, remembering each frame's pose as it was handed (t_ns → T_world_cam)."""
+
+    def act(self, obs, info):
+        for frame in obs.robots["robot"].frames.get("cam0") or []:
+            self.frames[int(frame.t_ns)] = frame.T_world_cam.copy()
+        return super().act(obs, info)
+
+
+def test_a_perfect_estimator_hands_every_frame_its_true_pose(tmp_path, gl_backend):
+    """With an estimate that is exact at each frame, carrying it to the step's end by the twist
+    and back to each frame's stamp gives every frame its recorded pose: the navigator's frames
+    are placed where they were taken, not where the robot is at the end of the step."""
+    navigator = SeeingFrames()
+    navigator.frames = {}
+    result, _, _ = _episode(tmp_path, CAMERA, Oracle(), navigator=navigator)
+    camera = open_sequence(result.path).camera("cam0")
+    true = {int(f.t_ns): f.T_world_cam for f in camera}
+    assert len(navigator.frames) > 100 and result.summary["localization"]["path_length_m"] > 1.5
+    worst = max(np.linalg.norm(T[:3, 3] - true[t][:3, 3]) for t, T in navigator.frames.items())
+    assert worst < 1e-9
 
 
 @pytest.mark.slow

@@ -8,9 +8,9 @@ and from a reading's stamp to the end of the step, the estimate is carried forwa
 body's twist (`RobotObservations.velocity`, what wheel odometry or an IMU gives a real robot),
 as ROS's map → odom → base_link chain does. `run_episode(localizer=...)` then hands the
 navigator the step's observations as the estimator sees them: the robot's pose, every camera
-frame's and LiDAR sweep's pose become the estimate carried through each sensor's mounting
-(`T_body_sensor`); the images, depth and points are the sensors' own. The task and its
-metrics keep the ground truth, and a `DriftLog` compares the two each step
+frame's and LiDAR sweep's pose become the estimate (carried to the reading's stamp) through
+each sensor's mounting (`T_body_sensor`); the images, depth and points are the sensors' own.
+The task and its metrics keep the ground truth, and a `DriftLog` compares the two each step
 (`EpisodeResult.summary["localization"]`).
 """
 
@@ -83,16 +83,26 @@ def first_sensor(context: NavContext, kind: str, method: str) -> str:
 
 
 def as_estimated(
-    robot: RobotObservations, T_world_body: np.ndarray, mounts: dict[str, np.ndarray]
+    robot: RobotObservations, T_world_body: np.ndarray, t_ns: int, mounts: dict[str, np.ndarray]
 ) -> RobotObservations:
-    """`robot`'s readings with its pose replaced by `T_world_body` and each frame's and sweep's
-    pose by that pose carried through its sensor's mounting (`mounts`: sensor → T_body_sensor)."""
+    """`robot`'s readings with its pose replaced by `T_world_body` (the estimate at `t_ns`, the
+    step's end) and each frame's and sweep's pose by that estimate carried back to the reading's
+    own stamp by the body's twist, then through its sensor's mounting (`mounts`: sensor →
+    T_body_sensor): a frame taken a control period earlier is not placed where the robot is
+    now."""
+
+    def at(stamp: int) -> np.ndarray:
+        return T_world_body @ twist_motion(robot.velocity, (int(stamp) - t_ns) / 1e9)
 
     def moved(items: dict[str, list], field: str) -> dict[str, list]:
         out = {}
         for name, readings in items.items():
-            T = T_world_body @ mounts[name] if name in mounts else None
-            out[name] = readings if T is None else [replace(r, **{field: T}) for r in readings]
+            mount = mounts.get(name)
+            out[name] = (
+                readings
+                if mount is None
+                else [replace(r, **{field: at(r.t_ns) @ mount}) for r in readings]
+            )
         return out
 
     return replace(
@@ -240,5 +250,5 @@ class Localized:
         self.t_ns = int(obs.t_ns)
         self.drift.update(robot.T_world_body, self.T)
         robots = dict(obs.robots)
-        robots[self.robot] = as_estimated(robot, self.T, self.mounts)
+        robots[self.robot] = as_estimated(robot, self.T, self.t_ns, self.mounts)
         return replace(obs, robots=robots)

@@ -75,14 +75,10 @@ class Client:
         got: dict[str, list] = {}
         end = time.monotonic() + timeout
         while not topics <= set(got):
-            data = self.ws.recv(timeout=max(0.01, end - time.monotonic()))
-            if isinstance(data, str):
-                self._control(json.loads(data))
-                continue
-            assert data[0] == 1  # messageData
-            sid, log_time = struct.unpack_from("<IQ", data, 1)
-            channel = self.subs[sid]
-            got.setdefault(channel["topic"], [log_time, decode(channel, data[13:])])
+            message = self._receive(max(0.01, end - time.monotonic()))
+            if message is not None:
+                topic, log_time, decoded = message
+                got.setdefault(topic, [log_time, decoded])
         return got
 
     def drain(self, quiet: float = 0.3) -> list[tuple[str, int, object]]:
@@ -91,16 +87,23 @@ class Client:
         got = []
         while True:
             try:
-                data = self.ws.recv(timeout=quiet)
+                message = self._receive(quiet)
             except TimeoutError:
                 return got
-            if isinstance(data, str):
-                self._control(json.loads(data))
-                continue
-            assert data[0] == 1  # messageData
-            sid, log_time = struct.unpack_from("<IQ", data, 1)
-            channel = self.subs[sid]
-            got.append((channel["topic"], log_time, decode(channel, data[13:])))
+            if message is not None:
+                got.append(message)
+
+    def _receive(self, timeout: float) -> tuple[str, int, object] | None:
+        """The next frame: a data message as (topic, log time ns, decoded message), or None
+        for a control message (taken in)."""
+        data = self.ws.recv(timeout=timeout)
+        if isinstance(data, str):
+            self._control(json.loads(data))
+            return None
+        assert data[0] == 1  # messageData
+        sid, log_time = struct.unpack_from("<IQ", data, 1)
+        channel = self.subs[sid]
+        return channel["topic"], log_time, decode(channel, data[13:])
 
     def close(self) -> None:
         self.ws.close()

@@ -12,16 +12,11 @@ furniture overhanging its foot, an obstacle already inside the reference area.
 
 from __future__ import annotations
 
-import math
-
 import cv2
 import numpy as np
 
-from twinsim.closedloop.observations import Observations
-from twinsim.closedloop.tasks import TaskError, TaskInfo
 from twinsim.navigation.api import NavContext
-from twinsim.navigation.steering import BearingSteering, free_by_bearing
-from twinsim.sensors.camera import intrinsics
+from twinsim.navigation.steering import BearingNavigator
 
 #: OpenCV's 8-bit HSV ranges: hue 0..179, saturation and value 0..255
 _HS_RANGES = [0, 180, 0, 256]
@@ -106,11 +101,13 @@ class FloorColourDetector:
         return origin + t[:, None] * rays[down]
 
 
-class FloorColourNavigator:
+class FloorColourNavigator(BearingNavigator):
     """Steers by the floor's colour in the latest RGB frame towards the goal, keeping `clear_m`
     free ahead: farther than reactive_depth's, as the floor nearer than the image's lowest row
     is out of its sight (1.5 m reached 7 of 10 tiny-world goals, 1.0 m 6 and 2.0 m 5). The other
     keywords are `FloorColourDetector`'s."""
+
+    name = "floor_colour"
 
     def __init__(
         self,
@@ -120,7 +117,7 @@ class FloorColourNavigator:
         ref_width: tuple[float, float] = (0.8, 0.5),
         min_share: float = 0.05,
     ) -> None:
-        self.clear_m, self.slow_m = clear_m, slow_m
+        super().__init__(clear_m, slow_m)
         self.detector_args = {
             "ref_height": ref_height,
             "ref_width": tuple(ref_width),
@@ -128,31 +125,11 @@ class FloorColourNavigator:
         }
 
     def reset(self, context: NavContext) -> None:
-        """Take the first camera's intrinsics and the base's limits."""
-        if context.camera is None or context.goal is None or context.limits is None:
-            raise TaskError("method 'floor_colour' needs a camera, a mobile base and a goal task")
+        """Take the first camera's intrinsics and the base's limits; a detector for its size."""
+        super().reset(context)
         cam = context.camera_config
-        K = intrinsics(cam.width, cam.height, cam.hfov_deg)
-        self.detector = FloorColourDetector(K, cam.width, cam.height, **self.detector_args)
-        self.camera, self.robot = context.camera, context.robot
-        self.steering = BearingSteering(
-            math.radians(cam.hfov_deg) / 2,
-            context.limits,
-            context.command_space.modes["velocity"].fields,
-            context.goal,
-            self.clear_m,
-            self.slow_m,
-        )
-        self.radius = float(getattr(context.spec, "footprint_radius_m", 0.25))
-        self.free: np.ndarray | None = None  # free distance per bearing bin in view
+        self.detector = FloorColourDetector(self.K, cam.width, cam.height, **self.detector_args)
 
-    def act(self, obs: Observations, info: TaskInfo) -> dict:
-        """Head for the free bearing nearest the goal's; turn to the goal when none is free."""
-        robot = obs.robots[self.robot]
-        frame = robot.latest_frame(self.camera)
-        if frame is not None:
-            points = self.detector.obstacle_points(frame.rgb, frame.T_world_cam)
-            self.free = free_by_bearing(
-                points, robot.T_world_body, self.steering.bearings, self.radius
-            )
-        return self.steering.command(self.free, robot.T_world_body)
+    def obstacle_points(self, frame) -> np.ndarray:
+        """Where the colour image's obstacles meet the floor."""
+        return self.detector.obstacle_points(frame.rgb, frame.T_world_cam)

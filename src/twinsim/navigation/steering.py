@@ -12,8 +12,11 @@ import math
 
 import numpy as np
 
-from twinsim.closedloop.tasks import body_yaw
+from twinsim.closedloop.observations import Observations
+from twinsim.closedloop.tasks import TaskError, TaskInfo, body_yaw
+from twinsim.navigation.api import NavContext
 from twinsim.robots.common.live_reference import BaseLimits
+from twinsim.sensors.camera import intrinsics
 
 BIN_RAD = math.radians(3.0)
 YAW_GAIN = 2.0  # 1/s per radian of heading error
@@ -94,3 +97,47 @@ class BearingSteering:
     def _velocity(self, vx: float, vy: float, wz: float) -> dict:
         values = {"vx": vx, "vy": vy, "vz": 0.0, "wz": wz}
         return {"velocity": {f: float(values[f]) for f in self.fields}}
+
+
+class BearingNavigator:
+    """A map-free navigator: each frame of the robot's first camera gives obstacle points (the
+    method's own `obstacle_points`), whose free distance per bearing `BearingSteering` steers
+    by towards the goal, keeping `clear_m` free ahead. `name` is the registered method's."""
+
+    name = "bearing"
+
+    def __init__(self, clear_m: float, slow_m: float) -> None:
+        self.clear_m, self.slow_m = clear_m, slow_m
+
+    def reset(self, context: NavContext) -> None:
+        """Take the first camera's intrinsics and the base's limits."""
+        if context.camera is None or context.goal is None or context.limits is None:
+            raise TaskError(f"method {self.name!r} needs a camera, a mobile base and a goal task")
+        cam = context.camera_config
+        self.K = intrinsics(cam.width, cam.height, cam.hfov_deg)
+        self.camera, self.robot = context.camera, context.robot
+        self.steering = BearingSteering(
+            math.radians(cam.hfov_deg) / 2,
+            context.limits,
+            context.command_space.modes["velocity"].fields,
+            context.goal,
+            self.clear_m,
+            self.slow_m,
+        )
+        self.radius = float(getattr(context.spec, "footprint_radius_m", 0.25))
+        self.free: np.ndarray | None = None  # free distance per bearing bin in view
+
+    def act(self, obs: Observations, info: TaskInfo) -> dict:
+        """Head for the free bearing nearest the goal's; turn to the goal when none is free."""
+        robot = obs.robots[self.robot]
+        frame = robot.latest_frame(self.camera)
+        if frame is not None:
+            points = self.obstacle_points(frame)
+            self.free = free_by_bearing(
+                points, robot.T_world_body, self.steering.bearings, self.radius
+            )
+        return self.steering.command(self.free, robot.T_world_body)
+
+    def obstacle_points(self, frame) -> np.ndarray:
+        """World points (N, 3) where this method sees obstacles in `frame`."""
+        raise NotImplementedError

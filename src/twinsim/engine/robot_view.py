@@ -84,6 +84,10 @@ class RobotView:
         """World OBBs of instances at the current state (`World.instance_world_boxes`)."""
         return self.world.instance_world_boxes(instance_ids)
 
+    def point_velocities(self, geoms: np.ndarray, points: np.ndarray, t_s: float) -> np.ndarray:
+        """World velocities of points on geoms at t_s (`World.point_velocities`)."""
+        return self.world.point_velocities(geoms, points, t_s)
+
     # the robot's state and controls
     def set_state(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Place the robot (its joint coordinates) and recompute kinematics."""

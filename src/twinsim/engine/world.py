@@ -229,6 +229,39 @@ class World:
                 array[:] = copy
             self._set_lighting(lit)
 
+    def point_velocities(
+        self, geoms: np.ndarray, points: np.ndarray, t_s: float, h_s: float = 1e-3
+    ) -> np.ndarray:
+        """(N, 3) world velocities (m/s) of the material points `points` ((N, 3), world) on
+        `geoms` at t_s, the running state's instant (after `step_begin`). Bodies MuJoCo moves
+        (robots) from their velocities (`mj_objectVelocity`); kinematic actors (mocap: people,
+        flying objects, traffic), which MuJoCo gives no velocity, by a central difference of
+        their motion over t_s ± h_s, a flying object's scaling included. Static geoms: 0."""
+        model, data = self.model, self.data
+        out = np.zeros((len(geoms), 3))
+        bodies = model.geom_bodyid[geoms]
+        kinematic = model.body_mocapid[bodies] >= 0
+        for b in np.unique(bodies[~kinematic & (model.body_weldid[bodies] != 0)]):
+            rows = np.flatnonzero(bodies == b)
+            mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_BODY, b, self._velocity, 0)
+            arm = points[rows] - data.xipos[b]
+            out[rows] = self._velocity[3:] + np.cross(self._velocity[:3], arm)
+        rows = np.flatnonzero(kinematic)
+        if rows.size:
+            g, b = geoms[rows], bodies[rows]
+            R = data.xmat[b].reshape(-1, 3, 3)
+            local = np.einsum("nji,nj->ni", R, points[rows] - data.xpos[b])
+            size, ends = model.geom_size[g, 0].copy(), []
+            for t in (t_s - h_s, t_s + h_s):
+                with self.posed_at(data.qpos, t) as posed:
+                    scale = model.geom_size[g, 0] / size
+                    R_t = posed.xmat[b].reshape(-1, 3, 3)
+                    ends.append(
+                        posed.xpos[b] + np.einsum("nij,nj->ni", R_t, local * scale[:, None])
+                    )
+            out[rows] = (ends[1] - ends[0]) / (2 * h_s)
+        return out
+
     def _renderer(self, camera: str, width: int, height: int) -> CameraRenderer:
         renderer = self._renderers.get(camera)
         if renderer is None:

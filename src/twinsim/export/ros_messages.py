@@ -11,7 +11,8 @@ base_link), `/groundtruth/pose` and `/groundtruth/<camera>/pose` (PoseStamped [w
 `/odom` (Odometry [world → base_link], twist in base_link), `/joint_states` (JointState of the
 robot's joints), `/<imu>/data` (Imu), per camera `/<camera>/image_raw` (rgb8), `/<camera>/depth`
 (32FC1 metres, 0 = no reading), `/<camera>/instance` and `/<camera>/semantic` (16UC1 ids),
-`/<camera>/camera_info`, per LiDAR `/<lidar>/points` (PointCloud2) and per GNSS `/<gnss>/fix`
+`/<camera>/camera_info`, per LiDAR `/<lidar>/points` (PointCloud2), per radar
+`/<radar>/detections` (PointCloud2 of `RADAR_FIELDS`, one per scan) and per GNSS `/<gnss>/fix`
 (NavSatFix: status −1 in outages, ENU covariance from the noise σ when noise added it, else
 unknown). Every stamp is the
 sequence clock's exact nanoseconds; each topic keeps its stream's recorded rate (`/tf` that of
@@ -54,6 +55,29 @@ CLOUD_DTYPE = np.dtype(
         "formats": [t for t, _ in CLOUD_FIELDS.values()],
         "offsets": [0, 4, 8, 12, 16, 20, 22, 24, 28],
         "itemsize": 32,
+    }
+)
+
+#: PointCloud2 layout of a radar scan: the detection in Cartesian and polar form (m, rad), its
+#: radial velocity (m/s, negative approaching) and the labels of what it hit.
+RADAR_FIELDS = {
+    "x": ("<f4", 7),
+    "y": ("<f4", 7),
+    "z": ("<f4", 7),
+    "range": ("<f4", 7),
+    "azimuth": ("<f4", 7),
+    "elevation": ("<f4", 7),
+    "velocity": ("<f4", 7),
+    "instance": ("<u4", 6),
+    "semantic": ("<u2", 4),
+    "dynamic": ("u1", 2),
+}
+RADAR_DTYPE = np.dtype(
+    {
+        "names": list(RADAR_FIELDS),
+        "formats": [t for t, _ in RADAR_FIELDS.values()],
+        "offsets": [0, 4, 8, 12, 16, 20, 24, 28, 32, 34],
+        "itemsize": 36,
     }
 )
 
@@ -128,6 +152,10 @@ class _Messages:
         for lidar in streams_of_type(seq, "lidar"):
             n = seq.stream_info(lidar)["count"]
             out[f"/{lidar}/points"] = (n, "sensor_msgs/msg/PointCloud2", self._lidar(lidar))
+        for radar in streams_of_type(seq, "radar"):
+            n = seq.stream_info(radar)["count"]
+            topic = f"/{radar}/detections"
+            out[topic] = (n, "sensor_msgs/msg/PointCloud2", self._radar(radar))
         for gnss in streams_of_type(seq, "gnss"):
             table = seq.table(gnss)
             out[f"/{gnss}/fix"] = (
@@ -337,6 +365,13 @@ class _Messages:
         for i, t_ns in enumerate(stream.t_ns):
             yield int(t_ns), 10, topic, lambda i=i: self._cloud(name, stream[i], i)
 
+    def _radar(self, name: str) -> Iterator[_Item]:
+        """/<radar>/detections: one PointCloud2 per scan, in the radar's frame."""
+        stream = self.seq.radar(name)
+        topic = f"/{name}/detections"
+        for i, t_ns in enumerate(stream.t_ns):
+            yield int(t_ns), 10, topic, lambda i=i: self._radar_cloud(name, stream[i], i)
+
     def _fix(self, name: str, table: dict[str, np.ndarray]) -> Iterator[_Item]:
         """/<gnss>/fix: NavSatFix per sample, the covariance diagonal when noise gave σ."""
         t, noise = self.types, self.seq.metadata.get("noise", {})
@@ -380,6 +415,33 @@ class _Messages:
             is_bigendian=False,
             point_step=CLOUD_DTYPE.itemsize,
             row_step=CLOUD_DTYPE.itemsize * len(points),
+            data=points.view(np.uint8).reshape(-1),
+            is_dense=True,
+        )
+
+    def _radar_cloud(self, name: str, scan, index: int):
+        """A radar scan as a PointCloud2 with the `RADAR_FIELDS` layout."""
+        points = np.zeros(len(scan), dtype=RADAR_DTYPE)
+        for axis, column in zip("xyz", scan.points.astype(np.float32).T, strict=True):
+            points[axis] = column
+        for field in ("range", "azimuth", "elevation", "velocity", "instance", "semantic"):
+            points[field] = getattr(scan, field)
+        points["dynamic"] = scan.dynamic
+        t = self.types
+        fields = [
+            t["sensor_msgs/msg/PointField"](
+                name=f, offset=RADAR_DTYPE.fields[f][1], datatype=code, count=1
+            )
+            for f, (_, code) in RADAR_FIELDS.items()
+        ]
+        return t["sensor_msgs/msg/PointCloud2"](
+            header=self._header(scan.t_ns, name, index),
+            height=1,
+            width=len(points),
+            fields=fields,
+            is_bigendian=False,
+            point_step=RADAR_DTYPE.itemsize,
+            row_step=RADAR_DTYPE.itemsize * len(points),
             data=points.view(np.uint8).reshape(-1),
             is_dense=True,
         )

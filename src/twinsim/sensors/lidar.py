@@ -98,6 +98,27 @@ class GeomLabels:
         )
 
 
+def world_caster(world, caster: str = "embree", workers: int = 1):
+    """The ray caster of a sensor on the robot of `world` (a `RobotView`): it sees people,
+    flying objects and every other robot, never its own; `caster` and `workers` as
+    `LidarScanner` takes them. Call `cast(data, origin, dirs, max_range)`, then `close()`."""
+    from twinsim.engine.rays import CASTERS, RayCaster, split_world  # mujoco after GL backend
+
+    if caster not in CASTERS:
+        raise ValueError(f"caster={caster!r}; allowed: {', '.join(CASTERS)}")
+    parts = split_world(world) if caster != "whole" else None
+    robots = world.maps.robot_geoms  # its own robot unseen, every other one seen
+    return RayCaster(
+        world.model,
+        world.body_id,
+        workers,
+        parts,
+        caster == "embree",
+        own=robots[world.name],
+        others=[g for name, g in robots.items() if name != world.name],
+    )
+
+
 class LidarScanner:
     """Builds the sweeps of one LiDAR of a world, sector by sector, step by step."""
 
@@ -116,24 +137,10 @@ class LidarScanner:
         rays: measured)."""
         if sensor.lidar is None:
             raise ValueError(f"sensor {sensor.name!r} is not a LiDAR")
-        from twinsim.engine.rays import CASTERS, RayCaster, split_world  # mujoco after GL backend
-
-        if caster not in CASTERS:
-            raise ValueError(f"caster={caster!r}; allowed: {', '.join(CASTERS)}")
         self.sensor, self.spec = sensor, sensor.lidar
         self.steps_per_sweep = steps_per_sweep
         self._world = world
-        parts = split_world(world) if caster != "whole" else None
-        robots = world.maps.robot_geoms  # its own robot unseen, every other one seen
-        self._caster = RayCaster(
-            world.model,
-            world.body_id,
-            workers,
-            parts,
-            caster == "embree",
-            own=robots[world.name],
-            others=[g for name, g in robots.items() if name != world.name],
-        )
+        self._caster = world_caster(world, caster, workers)
         self._labels = GeomLabels.of_world(world)
         dirs = beam_directions(self.spec)
         self._bounds = sector_bounds(self.spec.columns, steps_per_sweep)

@@ -34,6 +34,7 @@ from twinsim.sequence.contacts import CONTACTS_FILE, read_contacts
 from twinsim.sequence.frames import Frame
 from twinsim.sequence.images import read_npy, read_png
 from twinsim.sequence.poses import rows_to_poses
+from twinsim.sequence.radar import RadarStream
 from twinsim.sequence.scans import (
     EVENT_DTYPE,
     EVENTS_FILE,
@@ -224,6 +225,13 @@ class SequenceReader:
         if info.get("type") != "lidar":
             raise SequenceError(f"{name} is not a LiDAR stream (type {info.get('type')!r})")
         return LidarStream(self._folder(name), self._folder(name).name)
+
+    def radar(self, name: str) -> RadarStream:
+        """A radar stream whose scans' detections load lazily on indexing or iteration."""
+        info = self.stream_info(name)
+        if info.get("type") != "radar":
+            raise SequenceError(f"{name} is not a radar stream (type {info.get('type')!r})")
+        return RadarStream(self._folder(name), self._folder(name).name)
 
     def events(self, name: str) -> EventData:
         """Every event of an event camera stream, with the camera's intrinsics."""

@@ -162,6 +162,20 @@ class RobotView:
         """Render one of the robot's cameras at the current state."""
         return self.world.render(self.prefix + camera, width, height)
 
+    def surface_normals(
+        self, geoms: np.ndarray, points: np.ndarray, origin: np.ndarray
+    ) -> np.ndarray:
+        """The world's `surface_normals` (geoms are world geom ids)."""
+        return self.world.surface_normals(geoms, points, origin)
+
+    def to_geom_frame(self, geoms: np.ndarray, points: np.ndarray) -> np.ndarray:
+        """The world's `to_geom_frame`."""
+        return self.world.to_geom_frame(geoms, points)
+
+    def from_geom_frame(self, geoms: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """The world's `from_geom_frame`."""
+        return self.world.from_geom_frame(geoms, local)
+
     def render_rgb(self, camera: str, width: int, height: int) -> np.ndarray:
         """Only the colour image of one of the robot's cameras at the current state."""
         return self.world.render_rgb(self.prefix + camera, width, height)

@@ -21,6 +21,7 @@ from twinsim.engine.lamps import LampPool
 from twinsim.engine.look import Look, with_render_flicker
 from twinsim.engine.render import CameraRenderer, RenderedFrame
 from twinsim.engine.robot_view import RobotView
+from twinsim.engine.surface import SurfaceNormals, from_geom_frame, to_geom_frame
 from twinsim.geometry import R_OPTICAL_MJCAM, make_T
 from twinsim.model.mounts import CameraMount, SiteMount
 from twinsim.model.scene import SceneSpec
@@ -69,6 +70,7 @@ class World:
             if isinstance(m, CameraMount)
         }
         self._renderers: dict[str, CameraRenderer] = {}
+        self._surfaces: SurfaceNormals | None = None  # built when a camera records normals
         self._scratch: mujoco.MjData | None = None  # state posed for exposure sub-frames
         self._integrated: mujoco.MjData | None = None  # the state a step integrated to
         self._velocity = np.zeros(6)
@@ -278,6 +280,24 @@ class World:
                 lamps=self.lamps,
             )
         return renderer
+
+    def surface_normals(
+        self, geoms: np.ndarray, points: np.ndarray, origin: np.ndarray
+    ) -> np.ndarray:
+        """World unit normals (n, 3) of geoms (n,) at world points on them, facing `origin`
+        (`twinsim.engine.surface`); 0 where there is none."""
+        if self._surfaces is None:
+            self._surfaces = SurfaceNormals(self.model)
+        return self._surfaces.normals(self.data, geoms, points, origin)
+
+    def to_geom_frame(self, geoms: np.ndarray, points: np.ndarray) -> np.ndarray:
+        """World points (n, 3) in the frames of their geoms (n,) at the current state."""
+        return to_geom_frame(self.data, geoms, points)
+
+    def from_geom_frame(self, geoms: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """Points (n, 3) in the frames of their geoms (n,) as world points at the current state
+        (a point on a geom moves with it)."""
+        return from_geom_frame(self.data, geoms, local)
 
     def instance_world_boxes(
         self, instance_ids: np.ndarray

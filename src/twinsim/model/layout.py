@@ -37,13 +37,23 @@ IMU_COLUMNS = ("gyro_x", "gyro_y", "gyro_z", "accel_x", "accel_y", "accel_z")
 
 #: Per-frame image kinds of a camera and their file extensions.
 IMAGE_KINDS = {"rgb": "png", "depth": "npy", "instance": "png", "semantic": "png"}
+#: Optional per-frame ground truth of a camera (`normals: true`, `flow: true`) and extensions.
+SURFACE_KINDS = {"normals": "npy", "flow": "npy", "flow_valid": "png"}
+#: Flow validity: the pixel's point leaves the image (or has none), stays visible, is hidden.
+FLOW_OUT, FLOW_VISIBLE, FLOW_OCCLUDED = 0, 1, 2
 
 RESERVED_NAMES = frozenset({INCOMPLETE, METADATA, SCENE, CHECKSUMS, RESUME, ASSETS})
 
 
 def frame_path(camera_dir: Path, kind: str, index: int) -> Path:
     """Path of one frame's image of the given kind, e.g. cam0/rgb/000012.png."""
-    return camera_dir / kind / f"{index:06d}.{IMAGE_KINDS[kind]}"
+    return camera_dir / kind / f"{index:06d}.{(IMAGE_KINDS | SURFACE_KINDS)[kind]}"
+
+
+def surface_kinds(info: dict) -> tuple[str, ...]:
+    """The optional per-frame kinds a camera's metadata entry says its stream holds."""
+    kinds = ("normals",) if info.get("normals") else ()
+    return kinds + (("flow", "flow_valid") if info.get("flow") else ())
 
 
 def check_stream_name(name: str) -> None:

@@ -288,7 +288,8 @@ class SensorSpec(FrozenSpec):
 
     A LiDAR's frame is x forward, y left, z up; an event camera's is an OpenCV optical frame and
     its `rate_hz` is the internal render rate events are interpolated between. A camera's
-    `exposure_s` and `rolling_shutter_readout_s` are simulated at render time (0: one instant).
+    `exposure_s` and `rolling_shutter_readout_s` are simulated at render time (0: one instant);
+    `normals` and `flow` add per-frame surface normals and forward optical flow.
     """
 
     name: str
@@ -307,6 +308,20 @@ class SensorSpec(FrozenSpec):
     gnss: GnssSpec | None = None
     exposure_s: float = Field(0.0, ge=0.0)
     rolling_shutter_readout_s: float = Field(0.0, ge=0.0)
+    normals: bool = False
+    flow: bool = False
+
+    @model_serializer(mode="wrap")
+    def _leave_out_surface_off(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """The dump without `normals` / `flow` when off (scenes without them keep their
+        bytes)."""
+        data = handler(self)
+        for key in ("normals", "flow"):
+            if not getattr(self, key):
+                data.pop(key, None)
+        return data
 
 
 class HumanBodySpec(FrozenSpec):

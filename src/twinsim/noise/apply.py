@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from twinsim.errors import OutputFolderError
-from twinsim.model.layout import IMU_COLUMNS, SCENE
+from twinsim.model.layout import IMU_COLUMNS, SCENE, surface_kinds
 from twinsim.noise.depth import add_depth_noise
 from twinsim.noise.gnss import write_gnss
 from twinsim.noise.imu import add_imu_noise
@@ -265,8 +265,9 @@ def _write_camera(seq, writer, stream, profile: NoiseProfile, seed: int, draws: 
         readout = 0.0
     reflective = _reflective_ids(seq, profile.depth.reflective_min) if depth_on else None
     frames_drawn = []
-    writer.add_camera(stream)
-    # masks, poses and boxes are copied as they are; only the noisy images are written anew
+    writer.add_camera(stream, surface_kinds(info))
+    # masks, poses, boxes, normals and flow are copied as they are; only the noisy images are
+    # written anew
     source = frame_source(cam, colour=False)
     for frame in cam:
         rgb = depth = None

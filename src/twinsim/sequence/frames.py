@@ -17,7 +17,8 @@ class CameraFrame:
     (H, W) uint16, 0 = nothing; semantic (H, W) uint16 or uint8 class ids; T_world_cam (4, 4)
     float64 pose of the OpenCV optical frame; boxes as documented in docs/sequence-format.md;
     people: one dict per person in view ({"instance_id", "keypoints": 17 × [x, y, v],
-    "joints_world": J × [x, y, z]}); dynamic_fraction: share of pixels on dynamic instances.
+    "joints_world": J × [x, y, z]}); dynamic_fraction: share of pixels on dynamic instances;
+    normals (H, W, 3) float32 unit normals in the optical frame, for a stream that records them.
     """
 
     index: int
@@ -30,6 +31,7 @@ class CameraFrame:
     boxes: list[dict] = field(default_factory=list)
     people: list[dict] = field(default_factory=list)
     dynamic_fraction: float = 0.0
+    normals: np.ndarray | None = None
 
 
 @dataclass
@@ -38,6 +40,8 @@ class Frame:
 
     `keypoints`: person instance id → (17, 3) COCO keypoints (x, y, visibility 0/1/2);
     `joints_world`: person instance id → (J, 3) skeleton joints in the world frame.
+    `normals` (H, W, 3) float32, `flow` (H, W, 2) float32 and `flow_valid` (H, W) uint8 where
+    the stream records them (a stream's last frame has no flow); see docs/sequence-format.md.
     """
 
     index: int
@@ -52,6 +56,9 @@ class Frame:
     keypoints: dict[int, np.ndarray] = field(default_factory=dict)
     joints_world: dict[int, np.ndarray] = field(default_factory=dict)
     dynamic_fraction: float = 0.0
+    normals: np.ndarray | None = None
+    flow: np.ndarray | None = None
+    flow_valid: np.ndarray | None = None
 
 
 @dataclass

@@ -26,6 +26,7 @@ from twinsim.model.layout import (
     TABLE_FILE,
     check_stream_name,
     frame_path,
+    surface_kinds,
 )
 from twinsim.model.scene import SceneSpec
 from twinsim.registries import DEFAULT_ROBOT
@@ -310,6 +311,7 @@ class CameraStream:
         table = parse_table(folder / FRAMES_FILE, 2, f"{name}/{FRAMES_FILE}")
         if table.columns != FRAME_COLUMNS:
             raise SequenceError(f"{name}/{FRAMES_FILE}: header must be {','.join(FRAME_COLUMNS)}")
+        self.kinds = surface_kinds(info)  # the optional per-frame files (normals, flow)
         self.t_ns: np.ndarray = table.ints[:, 1]
         self.T_world_cam: np.ndarray = rows_to_poses(table.values)
         try:
@@ -370,7 +372,19 @@ class CameraStream:
                 for p in record.get("people", [])
             },
             dynamic_fraction=float(record.get("dynamic_fraction", 0.0)),
+            **self._surface(index, n),
         )
+
+    def _surface(self, index: int, n: int) -> dict[str, np.ndarray]:
+        """Frame `index`'s normals and flow (none for the last frame), where the stream has
+        them."""
+        found = {}
+        for kind in self.kinds:
+            if kind.startswith("flow") and index == n - 1:
+                continue
+            path, label = frame_path(self.folder, kind, index), self._label(kind, index)
+            found[kind] = read_npy(path, label) if path.suffix == ".npy" else read_png(path, label)
+        return found
 
     def _label(self, kind: str, index: int) -> str:
         return frame_path(Path(self.name), kind, index).as_posix()

@@ -26,6 +26,7 @@ from twinsim.model.layout import (
     POSE_COLUMNS,
     TABLE_FILE,
     frame_path,
+    surface_kinds,
 )
 from twinsim.sequence.annotation_checks import check_boxes, intrinsics_problems
 from twinsim.sequence.images import read_npy, read_png
@@ -168,8 +169,16 @@ def check_unlisted(check: StreamCheck, folder: Path, listed: set[str], label: st
     check.report([f"{rel}/{f}: not listed in {label}" for f in sorted(present - listed)])
 
 
+def _frame_files(kinds: tuple[str, ...], n: int) -> list[tuple[str, int]]:
+    """Every (kind, frame) file of a camera of n frames: the four images and the optional
+    kinds of each frame, flow for all but the last."""
+    count = {kind: n - 1 if kind.startswith("flow") else n for kind in kinds}
+    return [(kind, i) for kind in (*IMAGE_KINDS, *kinds) for i in range(count.get(kind, n))]
+
+
 def check_camera(check: StreamCheck) -> None:
-    """frames.csv, boxes.jsonl and every frame's four images, decoded and checked."""
+    """frames.csv, boxes.jsonl and every frame's four images (and its normals and flow where
+    the metadata says the stream holds them), decoded and checked."""
     name, info, ctx = check.name, check.info, check.context
     label = f"{name}/{FRAMES_FILE}"
     table = _indexed_poses(check, label, FRAME_COLUMNS, "frame")
@@ -182,19 +191,27 @@ def check_camera(check: StreamCheck) -> None:
         check.problems.append(f"{name}: metadata.json gives no integer width and height")
     check.problems.extend(intrinsics_problems(name, info))
     check_boxes(check, table.ints[:, 1], shape)
+    kinds = surface_kinds(info)
+    files = _frame_files(kinds, n)
     if check.decode:
         workers = min(8, os.cpu_count() or 1)
+        K = np.array(info.get("K", np.eye(3)), float).reshape(3, 3)
+
+        def problems(i: int) -> list[str]:
+            found = _frame_problems(check.path, name, i, shape, ctx)
+            return found + _surface_problems(check.path, name, i, n, shape, kinds, K)
+
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            frames = pool.map(lambda i: _frame_problems(check.path, name, i, shape, ctx), range(n))
+            frames = pool.map(problems, range(n))
             check.report([p for found in frames for p in found])
     else:
-        files = [frame_path(Path(name), kind, i) for i in range(n) for kind in IMAGE_KINDS]
-        check.report([f"{f.as_posix()}: missing" for f in files if not (check.path / f).is_file()])
-    for kind in IMAGE_KINDS:
-        listed = {frame_path(Path(), kind, i).name for i in range(n)}
+        paths = [frame_path(Path(name), kind, i) for kind, i in files]
+        check.report([f"{f.as_posix()}: missing" for f in paths if not (check.path / f).is_file()])
+    for kind in (*IMAGE_KINDS, *kinds):
+        listed = {frame_path(Path(), kind, i).name for k, i in files if k == kind}
         check_unlisted(check, check.folder / kind, listed, label)
     check.count("frames", n)
-    check.count("files", n * len(IMAGE_KINDS))
+    check.count("files", len(files))
 
 
 def check_lidar(check: StreamCheck) -> None:
@@ -347,6 +364,68 @@ def _frame_problems(
                 f"{label}: semantic ids {ids[ids >= ctx.n_classes].tolist()} are not below "
                 f"len(classes) = {ctx.n_classes}"
             )
+    return found
+
+
+#: A recorded normal is unit length to within this (float32), or 0 where nothing was seen.
+NORMAL_TOL = 1e-3
+
+
+def _surface_problems(
+    path: Path,
+    name: str,
+    index: int,
+    n: int,
+    shape: tuple[int, int] | None,
+    kinds: tuple[str, ...],
+    K: np.ndarray,
+) -> list[str]:
+    """Decode one frame's normals and flow (all but the last frame) and check shape, dtype,
+    unit normals facing the camera, flow validity codes and finite flow where valid."""
+    found: list[str] = []
+    arrays = {}
+    wanted = {
+        "normals": (np.float32, (3,)),
+        "flow": (np.float32, (2,)),
+        "flow_valid": (np.uint8, ()),
+    }
+    for kind in kinds:
+        if kind.startswith("flow") and index == n - 1:
+            continue
+        label = frame_path(Path(name), kind, index).as_posix()
+        file = frame_path(path / name, kind, index)
+        try:
+            array = read_npy(file, label) if file.suffix == ".npy" else read_png(file, label)
+        except SequenceError as exc:
+            found.append(str(exc))
+            continue
+        dtype, channels = wanted[kind]
+        want = None if shape is None else (*shape, *channels)
+        if array.dtype != dtype or (want is not None and array.shape != want):
+            found.append(f"{label}: {array.dtype}{array.shape}, expected {np.dtype(dtype)}{want}")
+            continue
+        arrays[kind] = (label, array)
+    if "normals" in arrays:
+        label, normals = arrays["normals"]
+        length = np.linalg.norm(normals.astype(np.float64), axis=-1)
+        bad = int(np.count_nonzero(~((length == 0.0) | (np.abs(length - 1.0) <= NORMAL_TOL))))
+        if bad:
+            found.append(f"{label}: {bad} normals are neither unit length nor 0")
+        h, w = normals.shape[:2]
+        u, v = np.meshgrid(np.arange(w), np.arange(h))
+        rays = np.stack([(u - K[0, 2]) / K[0, 0], (v - K[1, 2]) / K[1, 1], np.ones((h, w))], -1)
+        away = np.einsum("hwc,hwc->hw", normals, rays) > NORMAL_TOL * np.linalg.norm(rays, axis=-1)
+        if np.any(away):
+            found.append(f"{label}: {int(away.sum())} normals face away from the camera")
+    if "flow_valid" in arrays:
+        label, valid = arrays["flow_valid"]
+        if np.any(valid > 2):
+            found.append(f"{label}: values {np.unique(valid[valid > 2]).tolist()} are not 0, 1, 2")
+        if "flow" in arrays:
+            flow_label, flow = arrays["flow"]
+            bad = int(np.count_nonzero(~np.isfinite(flow[valid > 0]).all(axis=-1)))
+            if bad:
+                found.append(f"{flow_label}: {bad} pixels of valid flow are not finite")
     return found
 
 

@@ -131,16 +131,21 @@ class SequenceWriter:
         table, or to the index of a stream of files."""
         self._open(stream, TableWriter, FilesWriter).append(t_ns, values)
 
-    def add_camera(self, name: str) -> None:
-        """Start a camera stream: its image folders, frames.csv and boxes.jsonl."""
+    def add_camera(self, name: str, kinds: tuple[str, ...] = ()) -> None:
+        """Start a camera stream: its image folders, frames.csv and boxes.jsonl; `kinds`: the
+        optional per-frame files it holds (normals, flow and flow_valid)."""
         folder = self._new_stream(name, CameraWriter)
         self._streams[name] = CameraWriter(
-            name, folder, self._queue, self._rgb_png_level, self._resumed(name)
+            name, folder, self._queue, self._rgb_png_level, self._resumed(name), kinds
         )
 
     def write_frame(self, name: str, frame: CameraFrame) -> None:
         """Queue a frame's images for writing and record its pose and boxes (in index order)."""
         self._open(name, CameraWriter).write(frame)
+
+    def write_flow(self, name: str, index: int, flow: np.ndarray, valid: np.ndarray) -> None:
+        """Queue the forward flow and its validity of frame `index`, the last one written."""
+        self._open(name, CameraWriter).write_flow(index, flow, valid)
 
     def write_copied_frame(self, name: str, frame: CopiedFrame) -> None:
         """Record a frame taken from another sequence: its image files are copied (the colour

@@ -8,12 +8,14 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from twinsim.engine.render import RenderedFrame
 from twinsim.geometry import (
     R_OPTICAL_MJCAM,
     T_to_pos_quat_xyzw,
     matrix_to_quat_wxyz,
     quat_wxyz_to_matrix,
 )
+from twinsim.model.layout import FLOW_OCCLUDED, FLOW_OUT, FLOW_VISIBLE, surface_kinds
 from twinsim.model.mounts import CameraMount
 from twinsim.model.scene import SensorSpec
 from twinsim.sensors.annotate import annotate_frame
@@ -37,6 +39,7 @@ from twinsim.sensors.exposure import (
 )
 from twinsim.sensors.motion_stats import camera_motion_stats, dynamic_stats
 from twinsim.sensors.rig import check_clipping, optical_fields
+from twinsim.sensors.surface import SurfacePoints, forward_flow, frame_normals, surface_points
 from twinsim.sequence.frames import CameraFrame
 from twinsim.sequence.stream_checks import StreamCheck, check_camera
 
@@ -45,7 +48,9 @@ class CameraConfig(SensorConfig):
     """RGB-D camera; `pos` and `rpy_deg` place its optical frame on the body (x forward).
 
     `exposure_s` (motion blur) and `rolling_shutter_readout_s` are simulated at render time
-    (`twinsim.sensors.exposure`); 0 renders the single instant of the frame.
+    (`twinsim.sensors.exposure`); 0 renders the single instant of the frame. `normals` and
+    `flow` record each frame's surface normals and forward optical flow to the next frame
+    (`twinsim.sensors.surface`).
     """
 
     kind: Literal["camera"] = "camera"
@@ -59,6 +64,8 @@ class CameraConfig(SensorConfig):
     far_m: float = Field(30.0, gt=0.0)
     exposure_s: float = Field(0.0, ge=0.0)
     rolling_shutter_readout_s: float = Field(0.0, ge=0.0)
+    normals: bool = False
+    flow: bool = False
 
     @model_validator(mode="after")
     def _shutter_within_frame(self) -> CameraConfig:
@@ -96,7 +103,7 @@ class CameraRecorder(SensorRecorder):
         self.cam, self.ctx = cam, ctx
         self.period = ctx.physics_hz // cam.rate_hz
         self.source = ctx.frame_sources.get(cam.name)
-        ctx.writer.add_camera(cam.name)
+        ctx.writer.add_camera(cam.name, surface_kinds(surface_metadata(cam)))
         ctx.writer.add_table(f"groundtruth_{cam.name}", POSE_COLUMNS)
         shuttered = has_exposure_effects(cam)
         self.exposure = ExposureRenderer(ctx.world, cam, ctx.physics_hz) if shuttered else None
@@ -106,6 +113,8 @@ class CameraRecorder(SensorRecorder):
         self.pose_t_ns: list[int] = []
         self.poses: list[np.ndarray] = []
         self.fractions: list[float] = []  # share of each frame covered by dynamic content
+        self.K = intrinsics(cam.width, cam.height, cam.hfov_deg)
+        self.pending: SurfacePoints | None = None  # the last frame's points, for its flow
 
     resumable = True
 
@@ -120,6 +129,8 @@ class CameraRecorder(SensorRecorder):
         }
         if self.history is not None:
             state |= {f"history_{key}": value for key, value in self.history.state().items()}
+        if self.pending is not None:
+            state |= {f"surface_{key}": value for key, value in self.pending.state().items()}
         return state
 
     def restore(self, state: dict[str, np.ndarray]) -> None:
@@ -129,6 +140,8 @@ class CameraRecorder(SensorRecorder):
         self.fractions = [float(f) for f in state["fractions"]]
         if self.history is not None:
             self.history.restore(substate(state, "history_"))
+        if "surface_pixels" in state:
+            self.pending = SurfacePoints.from_state(substate(state, "surface_"))
 
     def observes(self, k: int) -> bool:
         return k % self.period == 0
@@ -167,14 +180,56 @@ class CameraRecorder(SensorRecorder):
                 shutter = FrameShutter(world, cam, self.ctx.physics_hz, k, self.history)
             frame = self.source.frame(index, t_ns, T_world_cam, rgb, shutter=shutter)
             if isinstance(frame, CameraFrame):  # the source renders its own ground truth
+                self._surface(frame, None)
                 writer.write_frame(cam.name, frame)
                 return frame.dynamic_fraction
             writer.write_copied_frame(cam.name, frame)
             return self.source.dynamic_fraction(index)
         rendered = None if self.exposure is None else self.exposure.render(k, self.history)
+        sharp = self.exposure is None and (cam.normals or cam.flow)
+        if sharp:
+            rendered = world.render(cam.name, cam.width, cam.height)
         frame = annotate_frame(world, cam, index, t_ns, k / self.ctx.physics_hz, rendered)
+        self._surface(frame, rendered if sharp else None)
         writer.write_frame(cam.name, frame)
         return frame.dynamic_fraction
+
+    def _surface(self, frame: CameraFrame, rendered: RenderedFrame | None) -> None:
+        """Give the frame its normals and write the previous frame's flow, from the geometry of
+        `rendered`, or of a render of this instant where there is none with geom ids (an
+        exposure's composite mixes instants; Cycles labels instances, not geoms)."""
+        cam, world = self.cam, self.ctx.world
+        if not (cam.normals or cam.flow):
+            return
+        if rendered is None or rendered.geom_ids is None:
+            rendered = world.render(cam.name, cam.width, cam.height)
+        geoms, depth, T = rendered.geom_ids, rendered.depth, frame.T_world_cam
+        if cam.normals:
+            frame.normals = frame_normals(world, geoms, depth, self.K, T)
+        if cam.flow:
+            if self.pending is not None:
+                flow, valid = forward_flow(world, self.pending, self.K, T, depth)
+                self.ctx.writer.write_flow(cam.name, frame.index - 1, flow, valid)
+            self.pending = surface_points(world, geoms, depth, self.K, T)
+
+
+def surface_metadata(sensor: SensorSpec) -> dict:
+    """The metadata entries of the per-frame ground truth a camera records (none when off, so
+    streams without it keep their metadata)."""
+    entries = {}
+    if sensor.normals:
+        entries["normals"] = (
+            "normals/: float32 (H, W, 3) unit surface normals in the optical frame, facing the "
+            "camera, from the geometry under each pixel; 0 = nothing seen"
+        )
+    if sensor.flow:
+        entries["flow"] = (
+            "flow/: float32 (H, W, 2) forward optical flow (u, v pixels) to the next frame, NaN "
+            "where the pixel saw nothing or its point went behind the camera; flow_valid/: uint8 "
+            f"{FLOW_OUT} out of view, {FLOW_VISIBLE} visible, {FLOW_OCCLUDED} occluded; the last "
+            "frame has none"
+        )
+    return entries
 
 
 class Camera(SensorKind):
@@ -187,6 +242,8 @@ class Camera(SensorKind):
             type="camera",
             exposure_s=cfg.exposure_s,
             rolling_shutter_readout_s=cfg.rolling_shutter_readout_s,
+            normals=cfg.normals,
+            flow=cfg.flow,
             **optical_fields(cfg),
         )
 
@@ -195,20 +252,24 @@ class Camera(SensorKind):
 
     def metadata(self, sensor: SensorSpec) -> dict:
         K = intrinsics(sensor.width, sensor.height, sensor.hfov_deg)
-        return base_metadata(sensor) | {
-            "frame": "OpenCV optical frame: x right, y down, z forward",
-            "width": sensor.width,
-            "height": sensor.height,
-            "K": K.tolist(),
-            "hfov_deg": sensor.hfov_deg,
-            "vfov_deg": float(np.rad2deg(2 * np.arctan(sensor.height / 2 / K[0, 0]))),
-            "near_m": sensor.near_m,
-            "far_m": sensor.far_m,
-            "depth": "float32 metres along the optical axis (z-depth), 0 = no reading",
-            "exposure_s": sensor.exposure_s,
-            "rolling_shutter_readout_s": sensor.rolling_shutter_readout_s,
-            "shutter": SHUTTER_NOTE,
-        }
+        return (
+            base_metadata(sensor)
+            | {
+                "frame": "OpenCV optical frame: x right, y down, z forward",
+                "width": sensor.width,
+                "height": sensor.height,
+                "K": K.tolist(),
+                "hfov_deg": sensor.hfov_deg,
+                "vfov_deg": float(np.rad2deg(2 * np.arctan(sensor.height / 2 / K[0, 0]))),
+                "near_m": sensor.near_m,
+                "far_m": sensor.far_m,
+                "depth": "float32 metres along the optical axis (z-depth), 0 = no reading",
+                "exposure_s": sensor.exposure_s,
+                "rolling_shutter_readout_s": sensor.rolling_shutter_readout_s,
+                "shutter": SHUTTER_NOTE,
+            }
+            | surface_metadata(sensor)
+        )
 
     def extra_streams(self, sensor: SensorSpec, pose_rate_hz: int) -> dict[str, dict]:
         return {

@@ -29,7 +29,8 @@ def noise(
     ] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of every noise draw (>= 0).")] = 0,
 ) -> None:
-    """Add realistic sensor noise (IMU, depth, RGB blur and rolling shutter, LiDAR)."""
+    """Add realistic sensor noise (IMU, depth, RGB blur and rolling shutter, LiDAR, GNSS,
+    radar)."""
     try:
         resolved = resolve_profile(profile, set_ or ())
         with progress_bar("noise", "frames / streams") as report:

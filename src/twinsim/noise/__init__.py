@@ -1,7 +1,8 @@
 """Post-processing sensor noise: a recorded sequence in, a new sequence with realistic errors out.
 
 Models (IMU white noise and bias walk, RealSense / Kinect depth, motion blur and rolling shutter,
-photon and read noise, LiDAR range noise) and their profiles are documented in docs/noise.md.
+photon and read noise, LiDAR range noise, radar detection noise, GNSS errors) and their profiles
+are documented in docs/noise.md.
 Named profiles are entries of `NOISE_PROFILES` (`twinsim.registries`).
 """
 
@@ -24,8 +25,10 @@ __getattr__, __dir__ = lazy_exports(
         "LidarNoise": "twinsim.noise.profiles",
         "NoiseError": "twinsim.noise.profiles",
         "NoiseProfile": "twinsim.noise.profiles",
+        "RadarNoise": "twinsim.noise.profiles",
         "RgbNoise": "twinsim.noise.profiles",
         "resolve_profile": "twinsim.noise.profiles",
+        "radar_noise": "twinsim.noise.radar",
         "add_rgb_noise": "twinsim.noise.rgb",
     },
 )
@@ -38,6 +41,7 @@ __all__ = [
     "LidarNoise",
     "NoiseError",
     "NoiseProfile",
+    "RadarNoise",
     "RgbNoise",
     "add_depth_noise",
     "add_imu_noise",
@@ -47,5 +51,6 @@ __all__ = [
     "depth_sigma",
     "lidar_noise",
     "noise_series",
+    "radar_noise",
     "resolve_profile",
 ]

@@ -1,10 +1,10 @@
 """`apply_noise`: a new sequence whose sensor streams carry the noise of a profile.
 
-Streams the profile changes (IMU and GNSS tables, camera RGB and depth, LiDAR scans) are rewritten
-through `SequenceWriter`, a camera's masks, pose lines and boxes copied as they are; every other
-stream (ground truth, odometry, joint and robot state) is copied file by file, byte-identical.
-The metadata keeps the source's and adds `noise`: the profile, every parameter, the seed and
-what was drawn once (biases, readout times, exposures).
+Streams the profile changes (IMU and GNSS tables, camera RGB and depth, LiDAR and radar scans)
+are rewritten through `SequenceWriter`, a camera's masks, pose lines and boxes copied as they
+are; every other stream (ground truth, odometry, joint and robot state) is copied file by file,
+byte-identical. The metadata keeps the source's and adds `noise`: the profile, every parameter,
+the seed and what was drawn (biases, readout times, exposures, radar detections lost and added).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from twinsim.noise.imu import add_imu_noise
 from twinsim.noise.lidar import lidar_noise
 from twinsim.noise.motion import PoseSpline
 from twinsim.noise.profiles import NoiseError, NoiseProfile
+from twinsim.noise.radar import radar_noise
 from twinsim.noise.rgb import add_rgb_noise, frame_draws, readout_draw
 from twinsim.replay.frame_source import frame_source
 from twinsim.sensors.spline_imu import POSE_STREAM, sequence_spline_imu
@@ -35,6 +36,7 @@ from twinsim.sequence import (
     check_output_folder,
     open_sequence,
 )
+from twinsim.sequence.radar import INDEX_COLUMNS, detections_relpath
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -119,6 +121,7 @@ def _noisy_streams(profile: NoiseProfile, types: dict[str, str]) -> list[str]:
         "camera": profile.depth.enabled or profile.rgb.enabled,
         "lidar": profile.lidar.enabled,
         "gnss": profile.gnss.enabled,
+        "radar": profile.radar.enabled,
     }
     plan = []
     for name, kind in types.items():
@@ -190,6 +193,7 @@ def _write_imu(seq, writer, stream, profile: NoiseProfile, seed: int, draws: dic
 _UNITS: dict[str, Callable[[SequenceReader, str], int]] = {
     "camera": lambda seq, stream: len(seq.camera(stream)),
     "lidar": lambda seq, stream: len(seq.lidar(stream)),
+    "radar": lambda seq, stream: len(seq.radar(stream)),
 }
 
 
@@ -224,6 +228,26 @@ def _write_lidar(seq, writer, stream, profile: NoiseProfile, seed: int, draws: d
             scan_line=line,  # the sweep's time and pose, byte for byte
         )
         yield scan.index
+
+
+def _write_radar(seq, writer, stream, profile: NoiseProfile, seed: int, draws: dict):
+    """Write every scan of a radar with its noise (`noise/radar.py`), in the recorder's files
+    and index (times and poses as read, the noisy counts); yields once per scan."""
+    rng = stream_rng(seed, stream)
+    info = seq.stream_info(stream)
+    range_m = float(info["range_m"])
+    fov = (float(info["horizontal_fov_deg"]), float(info["vertical_fov_deg"]))
+    radar = seq.radar(stream)
+    writer.add_files(stream, index_columns=INDEX_COLUMNS)
+    dropped = alarms = 0
+    for scan, pose in zip(radar, radar.pose_rows, strict=True):
+        records, k = radar_noise(scan.to_records(), profile.radar, range_m, fov, rng)
+        writer.write_file(stream, detections_relpath(scan.index), records)
+        writer.append(stream, scan.t_ns, [*pose, len(records)])
+        dropped += len(scan) - (len(records) - k)
+        alarms += k
+        yield scan.index
+    draws[stream] = {"dropped": dropped, "false_alarms": alarms}
 
 
 def _reflective_ids(seq: SequenceReader, threshold: float) -> np.ndarray:
@@ -305,4 +329,5 @@ _WRITERS = {
     "imu": _write_imu,
     "gnss": _write_gnss,
     "lidar": _write_lidar,
+    "radar": _write_radar,
 }

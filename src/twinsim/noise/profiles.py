@@ -129,17 +129,35 @@ class GnssNoise(_Section):
         return self
 
 
+class RadarNoise(_Section):
+    """Gaussian noise on each detection's range, angles and Doppler velocity; lost detections
+    and Poisson false alarms (uniform over the field of view and range)."""
+
+    enabled: bool = False
+    range_sigma_m: float = Field(0.1, ge=0.0)
+    azimuth_sigma_deg: float = Field(0.3, ge=0.0)
+    elevation_sigma_deg: float = Field(1.0, ge=0.0)
+    velocity_sigma_mps: float = Field(0.1, ge=0.0)
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)  # probability a detection is lost
+    false_alarm_rate: float = Field(0.0, ge=0.0)  # expected spurious detections per scan
+
+
 class NoiseProfile(_Section):
     """A named set of sensor noise models and the stream types it cannot do without."""
 
     name: str
     description: str = ""
-    requires: tuple[Literal["imu", "camera", "lidar", "gnss"], ...] = ()
+    requires: tuple[Literal["imu", "camera", "lidar", "gnss", "radar"], ...] = ()
     imu: ImuNoise = ImuNoise()
     depth: DepthNoise = DepthNoise()
     rgb: RgbNoise = RgbNoise()
     lidar: LidarNoise = LidarNoise()
     gnss: GnssNoise = GnssNoise()
+    radar: RadarNoise = RadarNoise()
+
+
+#: the sections `--set` may change: every sensor model of a `NoiseProfile`
+_SECTIONS = ("imu", "depth", "rgb", "lidar", "gnss", "radar")
 
 
 def resolve_profile(name: str, overrides: Sequence[str] = ()) -> NoiseProfile:
@@ -151,10 +169,10 @@ def resolve_profile(name: str, overrides: Sequence[str] = ()) -> NoiseProfile:
     for assignment in overrides:
         key, sep, raw = assignment.partition("=")
         parts = key.strip().split(".")
-        if not sep or len(parts) != 2 or parts[0] not in ("imu", "depth", "rgb", "lidar", "gnss"):
+        if not sep or len(parts) != 2 or parts[0] not in _SECTIONS:
             raise NoiseError(
-                f"--set expects section.key=value with section imu, depth, rgb or lidar or gnss, "
-                f"got {assignment!r}"
+                "--set expects section.key=value with section imu, depth, rgb or lidar or gnss "
+                f"or radar, got {assignment!r}"
             )
         section, field = parts
         if field not in data[section]:

@@ -104,7 +104,9 @@ class RadarStream:
         if table.columns != ("t_ns", *INDEX_COLUMNS):
             raise SequenceError(f"{label}: header must be t_ns,{','.join(INDEX_COLUMNS)}")
         self.t_ns: np.ndarray = table.ints[:, 0]
-        self.T_world_radar: np.ndarray = rows_to_poses(table.values[:, :7])
+        #: the index's pose columns as read: a copy of the stream writes them back bit-exactly
+        self.pose_rows: np.ndarray = table.values[:, :7]
+        self.T_world_radar: np.ndarray = rows_to_poses(self.pose_rows)
         self.counts: np.ndarray = table.values[:, 7].astype(np.int64)
 
     def __len__(self) -> int:

@@ -200,7 +200,7 @@ def test_profiles_resolve_and_refuse_bad_values():
         resolve_profile("rotors-default", ["imu.accel_random_walk=-0.1"])
     with pytest.raises(NoiseError, match=r"unknown key 'sigma'; allowed: enabled"):
         resolve_profile("lidar", ["lidar.sigma=0.1"])
-    with pytest.raises(NoiseError, match=r"section imu, depth, rgb or lidar"):
+    with pytest.raises(NoiseError, match=r"section imu, depth, rgb, lidar, gnss or radar"):
         resolve_profile("lidar", ["range_sigma_m=0.1"])
     with pytest.raises(NoiseError, match=r"read_noise_e needs full_well_e"):
         resolve_profile("grade", ["rgb.full_well_e=0"])

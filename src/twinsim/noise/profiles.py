@@ -171,8 +171,8 @@ def resolve_profile(name: str, overrides: Sequence[str] = ()) -> NoiseProfile:
         parts = key.strip().split(".")
         if not sep or len(parts) != 2 or parts[0] not in _SECTIONS:
             raise NoiseError(
-                "--set expects section.key=value with section imu, depth, rgb or lidar or gnss "
-                f"or radar, got {assignment!r}"
+                "--set expects section.key=value with section imu, depth, rgb, lidar, gnss or "
+                f"radar, got {assignment!r}"
             )
         section, field = parts
         if field not in data[section]:

@@ -207,3 +207,28 @@ def test_options_off_write_nothing_new(tmp_path, gl_backend):
         "rgb",
         "semantic",
     ]
+
+
+def test_a_live_episode_observes_and_records_normals_and_flow(tmp_path, gl_backend):
+    """A `Session` with both options on: each step's frames carry the normals the sequence
+    records, and the episode's flow files validate (one fewer than frames)."""
+    from twinsim.closedloop.session import Session
+    from twinsim.config import load_config
+    from twinsim.sequence import open_sequence, validate_sequence
+
+    cfg = load_config("tiny", ["robot.kind=omni", *SURFACE], duration_s=0.5)
+    seen = {}
+    with Session(cfg, tmp_path / "eps") as session:
+        obs = session.reset(seed=3)
+        while not obs.done:
+            for frame in obs.robots["robot"].frames.get("cam0") or []:
+                seen[frame.index] = frame.normals.copy()
+            obs = session.step({"velocity": {"vx": 0.3, "vy": 0.0, "wz": 0.5}})
+        path = session.episode_path
+    assert validate_sequence(path).ok
+    camera = open_sequence(path).camera("cam0")
+    assert len(seen) >= 10
+    for index, normals in seen.items():
+        np.testing.assert_array_equal(camera[index].normals, normals)
+    flows = [camera[i].flow for i in range(len(camera))]
+    assert all(f is not None for f in flows[:-1]) and flows[-1] is None

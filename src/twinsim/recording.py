@@ -54,6 +54,7 @@ _STREAM_METHODS = frozenset(
         "add_camera",
         "write_frame",
         "write_copied_frame",
+        "write_flow",
         "add_lidar",
         "write_scan",
         "add_events",

@@ -104,8 +104,8 @@ class ObservationTap:
             rows.append(np.array(values, dtype=float))
         self._forward("append", stream, t_ns, values)
 
-    def add_camera(self, name: str) -> None:
-        self._forward("add_camera", name)
+    def add_camera(self, name: str, kinds: tuple[str, ...] = ()) -> None:
+        self._forward("add_camera", name, kinds)
 
     def write_frame(self, name: str, frame: CameraFrame) -> None:
         kept = replace(
@@ -118,6 +118,9 @@ class ObservationTap:
         )
         self._frames[name].append(kept)
         self._forward("write_frame", name, frame)
+
+    def write_flow(self, name: str, index: int, flow: np.ndarray, valid: np.ndarray) -> None:
+        self._forward("write_flow", name, index, flow, valid)
 
     def add_lidar(self, name: str) -> None:
         self._forward("add_lidar", name)

@@ -49,14 +49,22 @@ CLOUD_FIELDS = {
     "instance": ("<u4", 6),
     "dynamic": ("u1", 2),
 }
-CLOUD_DTYPE = np.dtype(
-    {
-        "names": list(CLOUD_FIELDS),
-        "formats": [t for t, _ in CLOUD_FIELDS.values()],
-        "offsets": [0, 4, 8, 12, 16, 20, 22, 24, 28],
-        "itemsize": 32,
-    }
-)
+
+
+def packed_dtype(fields: dict[str, tuple[str, int]], itemsize: int) -> np.dtype:
+    """The record type of PointCloud2 `fields` laid one after the other, padded to `itemsize`."""
+    packed = np.dtype([(name, kind) for name, (kind, _) in fields.items()])
+    return np.dtype(
+        {
+            "names": list(fields),
+            "formats": [kind for kind, _ in fields.values()],
+            "offsets": [packed.fields[name][1] for name in fields],
+            "itemsize": itemsize,
+        }
+    )
+
+
+CLOUD_DTYPE = packed_dtype(CLOUD_FIELDS, 32)
 
 #: PointCloud2 layout of a radar scan: the detection in Cartesian and polar form (m, rad), its
 #: radial velocity (m/s, negative approaching) and the labels of what it hit.
@@ -72,14 +80,7 @@ RADAR_FIELDS = {
     "semantic": ("<u2", 4),
     "dynamic": ("u1", 2),
 }
-RADAR_DTYPE = np.dtype(
-    {
-        "names": list(RADAR_FIELDS),
-        "formats": [t for t, _ in RADAR_FIELDS.values()],
-        "offsets": [0, 4, 8, 12, 16, 20, 24, 28, 32, 34],
-        "itemsize": 36,
-    }
-)
+RADAR_DTYPE = packed_dtype(RADAR_FIELDS, 36)
 
 
 class Topic(NamedTuple):

@@ -24,6 +24,7 @@ from twinsim.sequence.stream_checks import (
     _check_quaternions,
     check_table,
     check_unlisted,
+    label_problems,
 )
 from twinsim.sequence.tables import parse_table
 
@@ -181,9 +182,4 @@ def _scan_problems(
             found.append(f"{label}: range outside (0, {range_m}] m")
         if np.any(np.abs(az) > h + 1e-6) or np.any(np.abs(el) > v + 1e-6):
             found.append(f"{label}: azimuth or elevation outside the field of view")
-    unknown = np.setdiff1d(np.unique(rec["instance"]), ctx.instance_ids)
-    if unknown.size:
-        found.append(f"{label}: instance ids {unknown.tolist()} are not in the instance table")
-    if np.any(rec["semantic"] >= ctx.n_classes):
-        found.append(f"{label}: semantic ids not below len(classes) = {ctx.n_classes}")
-    return found
+    return found + label_problems(rec, label, ctx)

@@ -321,6 +321,12 @@ def _scan_problems(
         found.append(f"{label}: t_offset_ns outside the sweep [0, {sweep_ns})")
     if rings is not None and np.any(rec["ring"] >= rings):
         found.append(f"{label}: ring ids not below rings = {rings}")
+    return found + label_problems(rec, label, ctx)
+
+
+def label_problems(rec: np.ndarray, label: str, ctx: SequenceContext) -> list[str]:
+    """Points' instance ids missing from the instance table and semantic ids past the classes."""
+    found = []
     unknown = np.setdiff1d(np.unique(rec["instance"]), ctx.instance_ids)
     if unknown.size:
         found.append(f"{label}: instance ids {unknown.tolist()} are not in the instance table")

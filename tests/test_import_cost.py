@@ -58,3 +58,11 @@ def test_every_lazy_export_is_its_submodule_s_object(package):
         assert home is None or getattr(home, name, value) is value
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         module.nope  # noqa: B018
+
+
+def test_the_cli_imports_no_mujoco_before_it_picks_a_render_backend():
+    """MuJoCo reads `MUJOCO_GL` once, at its import: a module the CLI imports that loads it
+    (even for a type hint) leaves `twinsim run` on GLFW, which has no display here."""
+    probe = "import sys, twinsim.cli; print('mujoco' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

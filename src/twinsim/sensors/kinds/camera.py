@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
-from twinsim.engine.render import RenderedFrame
 from twinsim.geometry import (
     R_OPTICAL_MJCAM,
     T_to_pos_quat_xyzw,
@@ -42,6 +41,9 @@ from twinsim.sensors.rig import check_clipping, optical_fields
 from twinsim.sensors.surface import SurfacePoints, forward_flow, frame_normals, surface_points
 from twinsim.sequence.frames import CameraFrame
 from twinsim.sequence.stream_checks import StreamCheck, check_camera
+
+if TYPE_CHECKING:  # engine.render imports mujoco: not before the backend is chosen
+    from twinsim.engine.render import RenderedFrame
 
 
 class CameraConfig(SensorConfig):

@@ -13,7 +13,7 @@ from twinsim.actors.motion import motion_for
 from twinsim.actors.surface import sample_surface_points
 from twinsim.config import load_config
 from twinsim.errors import ConfigError, TwinsimError
-from twinsim.model.scene import HumanBodySpec, HumanMotionSpec, PersonSpec
+from twinsim.model.people import HumanBodySpec, HumanMotionSpec, PersonSpec
 from twinsim.sim import build_scene
 
 ROT = ("Zrotation", "Yrotation", "Xrotation")

@@ -10,7 +10,7 @@ import pytest
 from conftest import digest_folder
 from twinsim.closedloop import Session
 from twinsim.config import load_config
-from twinsim.model.scene import EventSpec
+from twinsim.model.sensors import EventSpec
 from twinsim.replay import Variations, replay
 from twinsim.sensors.events import EventSimulator, log_intensity
 from twinsim.sequence import open_sequence

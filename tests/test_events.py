@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from twinsim.model.scene import EventSpec
+from twinsim.model.sensors import EventSpec
 from twinsim.sensors.events import EventSimulator, log_intensity
 
 W, H = 12, 10

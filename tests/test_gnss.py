@@ -17,7 +17,7 @@ from test_export_rosbag1 import ROS_PYTHON, _check_ros1_installed, _ros_env
 from twinsim.config import load_config
 from twinsim.errors import ConfigError
 from twinsim.export import export_sequence
-from twinsim.model.scene import GnssSpec
+from twinsim.model.sensors import GnssSpec
 from twinsim.noise import apply_noise, resolve_profile
 from twinsim.noise.gnss import add_gnss_noise, outage_intervals
 from twinsim.noise.profiles import GnssNoise

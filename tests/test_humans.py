@@ -10,7 +10,8 @@ from twinsim.actors.human import COCO_KEYPOINTS, JOINT_NAMES, LAYERS, PART_NAMES
 from twinsim.actors.motion import motion_for
 from twinsim.actors.surface import sample_surface_points
 from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.model.scene import GeomSpec, HumanBodySpec, HumanMotionSpec, PersonSpec
+from twinsim.model.people import HumanBodySpec, HumanMotionSpec, PersonSpec
+from twinsim.model.scene import GeomSpec
 
 FEET = [PART_NAMES.index("l_foot"), PART_NAMES.index("r_foot")]
 

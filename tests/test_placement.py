@@ -31,7 +31,8 @@ from twinsim.actors.surface import sample_surface_points
 from twinsim.config import load_config
 from twinsim.errors import ConfigError
 from twinsim.geometry import quat_wxyz_to_matrix
-from twinsim.model.scene import GeomSpec, ObjectSpec, PersonSpec, RoomSpec
+from twinsim.model.people import PersonSpec
+from twinsim.model.scene import GeomSpec, ObjectSpec, RoomSpec
 from twinsim.model.sections import PeopleConfig
 from twinsim.scene.free_space import FloorRegion
 from twinsim.scene.seats import SEATING_CLASSES, find_seats

@@ -22,15 +22,8 @@ from twinsim.cli import app
 from twinsim.config import TwinsimConfig, load_config
 from twinsim.errors import ConfigError
 from twinsim.model.body import ActuatorSpec, BodySpec, JointSpec, LinkGeomSpec, LinkSpec
-from twinsim.model.scene import (
-    GeomSpec,
-    LightSpec,
-    MaterialSpec,
-    ObjectSpec,
-    RobotSpec,
-    RoomSpec,
-    SensorSpec,
-)
+from twinsim.model.scene import GeomSpec, LightSpec, MaterialSpec, ObjectSpec, RobotSpec, RoomSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.registries import GENERATORS, ROBOTS, SENSORS
 from twinsim.replay import replay
 from twinsim.robots.base import Robot, RobotConfig, RobotLog

@@ -20,7 +20,7 @@ import pytest
 from conftest import structural_problems
 from twinsim.errors import SequenceError
 from twinsim.geometry import pose_to_T
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.registries import SENSORS
 from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_metadata
 from twinsim.sensors.rig import body_mounted

@@ -16,7 +16,7 @@ from conftest import digest_folder
 from twinsim.cli import app
 from twinsim.config import load_config, validate_config
 from twinsim.errors import ConfigError
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.registries import SENSORS
 from twinsim.replay import Variations, replay
 from twinsim.replay.replay import plan_twin

@@ -26,7 +26,8 @@ from twinsim.actors.yielding import (
 from twinsim.assemble import build_scene
 from twinsim.config import load_config
 from twinsim.geometry import quats_xyzw_to_matrices
-from twinsim.model.scene import HumanBodySpec, HumanMotionSpec, PersonSpec, SceneSpec
+from twinsim.model.people import HumanBodySpec, HumanMotionSpec, PersonSpec
+from twinsim.model.scene import SceneSpec
 from twinsim.model.trajectory import Trajectory
 from twinsim.registries import ROBOTS
 

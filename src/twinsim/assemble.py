@@ -34,19 +34,19 @@ from twinsim.actors.yielding import RobotTrack, yield_times, yield_to_robots
 from twinsim.adversity import relight
 from twinsim.config import TwinsimConfig
 from twinsim.errors import ConfigError, PlanningError
+from twinsim.model.people import PersonSpec
 from twinsim.model.scene import (
     FlyingObjectSpec,
     GeomSpec,
     MaterialSpec,
     ObjectSpec,
-    PersonSpec,
     RedrawSpec,
     RobotSpec,
     SceneSpec,
-    SensorSpec,
     TextureSpec,
 )
 from twinsim.model.sections import FlyingObjectsConfig, PeopleConfig
+from twinsim.model.sensors import SensorSpec
 from twinsim.registries import GENERATORS, ROBOTS
 from twinsim.robots.arm.scan import ArmPlanError
 from twinsim.scene.free_space import FreeSpaceError, floor_region

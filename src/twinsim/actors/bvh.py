@@ -23,7 +23,7 @@ from twinsim.actors.human import JOINT_NAMES, PART_NAMES, HumanModel
 from twinsim.actors.playback import PoseTable
 from twinsim.errors import TwinsimError
 from twinsim.geometry import BOX_CORNERS, axis_rotations
-from twinsim.model.scene import HumanMotionSpec
+from twinsim.model.people import HumanMotionSpec
 
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 _CHANNELS = frozenset(f"{a}{kind}" for a in _AXES for kind in ("position", "rotation"))

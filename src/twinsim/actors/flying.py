@@ -29,8 +29,9 @@ from scipy.spatial.transform import Rotation
 from twinsim.actors.props import BUILDERS, ball
 from twinsim.geometry import make_T, quat_wxyz_to_matrix, random_quat_wxyz
 from twinsim.model.base import Vec3
-from twinsim.model.scene import FlyingObjectSpec, Keyframe, MaterialSpec, RobotSpec, SensorSpec
+from twinsim.model.scene import FlyingObjectSpec, Keyframe, MaterialSpec, RobotSpec
 from twinsim.model.sections import FlyingObjectsConfig
+from twinsim.model.sensors import SensorSpec
 from twinsim.model.trajectory import Trajectory
 from twinsim.scene.free_space import FloorRegion
 from twinsim.scene.layout import Rect

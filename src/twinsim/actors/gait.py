@@ -14,7 +14,7 @@ import numpy as np
 from twinsim.actors.human import HumanModel
 from twinsim.actors.playback import PoseSource
 from twinsim.geometry import ypr_to_matrices
-from twinsim.model.scene import HumanMotionSpec
+from twinsim.model.people import HumanMotionSpec
 
 CORNER_RADIUS_M = 0.6  # largest fillet radius at a walk's corners
 STANCE = 0.6  # fraction of a stride a foot is on the floor

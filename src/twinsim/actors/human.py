@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twinsim.model.scene import GeomSpec, HumanBodySpec
+from twinsim.model.people import HumanBodySpec
+from twinsim.model.scene import GeomSpec
 
 PART_NAMES: tuple[str, ...] = (
     "pelvis",

@@ -8,7 +8,7 @@ from twinsim.actors.bvh import BvhClip, bvh_table, load_bvh
 from twinsim.actors.gait import procedural_source
 from twinsim.actors.human import build_body
 from twinsim.actors.playback import HumanMotion, PoseTable
-from twinsim.model.scene import PersonSpec
+from twinsim.model.people import PersonSpec
 
 
 def motion_for(

@@ -25,8 +25,9 @@ from shapely.geometry import LineString, Point
 from twinsim.actors.motion import motion_for
 from twinsim.actors.playback import own_time
 from twinsim.actors.population import random_person, walking_gait_hz
+from twinsim.model.people import HumanMotionSpec, PersonSpec
 from twinsim.model.roads import RoadNetworkSpec
-from twinsim.model.scene import HumanMotionSpec, MaterialSpec, PersonSpec, TextureSpec
+from twinsim.model.scene import MaterialSpec, TextureSpec
 
 WALKER_PREFIX = "walker_"  # walkers are named walker_<k>
 CROSS_PROBABILITY = 0.5

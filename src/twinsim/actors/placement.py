@@ -43,7 +43,8 @@ from twinsim.actors.motion import motion_for
 from twinsim.actors.playback import HumanMotion
 from twinsim.actors.surface import sample_surface_points
 from twinsim.geometry import primitive_half_extents
-from twinsim.model.scene import GeomSpec, ObjectSpec, PersonSpec
+from twinsim.model.people import PersonSpec
+from twinsim.model.scene import GeomSpec, ObjectSpec
 from twinsim.scene.free_space import FloorRegion, rotation_of
 from twinsim.scene.overlay import union_all
 

@@ -10,7 +10,7 @@ from scipy.spatial.transform import Rotation
 
 from twinsim.actors.human import HumanModel
 from twinsim.geometry import quats_xyzw_to_matrices
-from twinsim.model.scene import HumanMotionSpec
+from twinsim.model.people import HumanMotionSpec
 
 # A motion's core: clip times τ (N,) → part world orientations (N, P, 3, 3), pelvis (N, 3).
 PoseSource = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]

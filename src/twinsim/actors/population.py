@@ -25,14 +25,8 @@ from twinsim.actors.gait import walk_path_length
 from twinsim.actors.human import SEGMENT_NAMES
 from twinsim.actors.placement import PlacementResult, TraceMap
 from twinsim.actors.wardrobe import Wardrobe, round3
-from twinsim.model.scene import (
-    HumanBodySpec,
-    HumanMotionSpec,
-    MaterialSpec,
-    ObjectSpec,
-    PersonSpec,
-    TextureSpec,
-)
+from twinsim.model.people import HumanBodySpec, HumanMotionSpec, PersonSpec
+from twinsim.model.scene import MaterialSpec, ObjectSpec, TextureSpec
 from twinsim.model.sections import PeopleConfig
 from twinsim.scene.free_space import FloorRegion, FreeSpace, build_free_space
 from twinsim.scene.seats import Seat, find_seats

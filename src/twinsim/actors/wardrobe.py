@@ -8,7 +8,8 @@ import colorsys
 import numpy as np
 
 from twinsim.model.base import RGB
-from twinsim.model.scene import HumanBodySpec, MaterialSpec, TextureSpec
+from twinsim.model.people import HumanBodySpec
+from twinsim.model.scene import MaterialSpec, TextureSpec
 
 TEXTURE_SIZE = 128
 

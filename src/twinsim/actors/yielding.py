@@ -29,7 +29,7 @@ import numpy as np
 from twinsim.actors.gait import double_support_times
 from twinsim.actors.motion import motion_for
 from twinsim.actors.playback import HumanMotion, own_time
-from twinsim.model.scene import PersonSpec
+from twinsim.model.people import PersonSpec
 
 log = logging.getLogger(__name__)
 

@@ -50,8 +50,11 @@ def view(
     ] = 1.0,
     once: Annotated[
         bool,
-        typer.Option("--once", help="With --foxglove: exit at the end of the sequence "
-                     "(default: play it again until Ctrl-C)."),
+        typer.Option(
+            "--once",
+            help="With --foxglove: exit at the end of the sequence "
+            "(default: play it again until Ctrl-C).",
+        ),
     ] = False,
 ) -> None:
     """Write a Rerun recording of a sequence and open it in the Rerun viewer if possible, or

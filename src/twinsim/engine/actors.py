@@ -20,7 +20,8 @@ from twinsim.actors.human import build_body
 from twinsim.actors.motion import motion_for
 from twinsim.actors.playback import HumanMotion
 from twinsim.engine.primitives import add_primitive
-from twinsim.model.scene import FlyingObjectSpec, PersonSpec, SceneSpec
+from twinsim.model.people import PersonSpec
+from twinsim.model.scene import FlyingObjectSpec, SceneSpec
 
 NEAR_ROBOT_M = 3.0  # people farther than this from the robot need no pose between frames
 

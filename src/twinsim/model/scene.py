@@ -14,12 +14,10 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import (
-    ConfigDict,
     Field,
     PrivateAttr,
     SerializationInfo,
     SerializerFunctionWrapHandler,
-    field_validator,
     model_serializer,
     model_validator,
 )
@@ -36,9 +34,11 @@ from twinsim.model.base import (
     Vec3,
 )
 from twinsim.model.layout import ASSETS
+from twinsim.model.people import PersonSpec
 from twinsim.model.roads import RoadNetworkSpec
+from twinsim.model.sensors import SENSOR_SPEC, SensorSpec
 from twinsim.plugins import keyed_config
-from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS, SENSORS
+from twinsim.registries import DEFAULT_ROBOT, DEFAULT_ROBOT_KIND, ROBOTS
 
 TextureKind = Literal["wood", "tiles", "carpet", "plaster", "wallpaper", "fabric"]
 RoomType = Literal["living_room", "kitchen", "bedroom", "bathroom", "corridor", "office"]
@@ -255,142 +255,6 @@ def _robot_spec_model(entry) -> type[RobotSpec]:
     return entry.spec_model
 
 
-class LidarSpec(FrozenSpec):
-    """A spinning multi-beam LiDAR: one elevation per ring (ring 0 lowest), columns per turn."""
-
-    model: str
-    elevations_deg: tuple[float, ...]
-    columns: int = Field(gt=0)
-    min_range_m: float = Field(ge=0.0)
-    max_range_m: float = Field(gt=0.0)
-
-
-class EventSpec(FrozenSpec):
-    """Event camera model (ESIM / v2e): log-intensity contrast thresholds, refractory period."""
-
-    threshold_pos: float = Field(gt=0.0)
-    threshold_neg: float = Field(gt=0.0)
-    refractory_ns: int = Field(ge=0)
-    log_eps: float = Field(gt=0.0)
-
-
-class GnssSpec(FrozenSpec):
-    """A GNSS receiver's datum: the WGS-84 point (deg, deg, m) at the world ENU origin."""
-
-    origin_lat_deg: float = Field(ge=-90.0, le=90.0)
-    origin_lon_deg: float = Field(ge=-180.0, le=180.0)
-    origin_alt_m: float
-
-
-class SensorSpec(FrozenSpec):
-    """A sensor on the body of the robot `robot`; `pos`/`quat` give T_body_sensor (camera: its
-    optical frame).
-
-    A LiDAR's frame is x forward, y left, z up; an event camera's is an OpenCV optical frame and
-    its `rate_hz` is the internal render rate events are interpolated between. A camera's
-    `exposure_s` and `rolling_shutter_readout_s` are simulated at render time (0: one instant);
-    `normals` and `flow` add per-frame surface normals and forward optical flow.
-    """
-
-    name: str
-    type: str  # a registered sensor kind (`twinsim.registries.SENSORS`)
-    robot: str = DEFAULT_ROBOT
-    rate_hz: int
-    pos: Vec3
-    quat: Quat
-    width: int | None = None
-    height: int | None = None
-    hfov_deg: float | None = None
-    near_m: float | None = None
-    far_m: float | None = None
-    lidar: LidarSpec | None = None
-    events: EventSpec | None = None
-    gnss: GnssSpec | None = None
-    exposure_s: float = Field(0.0, ge=0.0)
-    rolling_shutter_readout_s: float = Field(0.0, ge=0.0)
-    normals: bool = False
-    flow: bool = False
-
-    @model_serializer(mode="wrap")
-    def _leave_out_surface_off(
-        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
-    ) -> dict[str, Any]:
-        """The dump without `normals` / `flow` when off (scenes without them keep their
-        bytes)."""
-        data = handler(self)
-        for key in ("normals", "flow"):
-            if not getattr(self, key):
-                data.pop(key, None)
-        return data
-
-
-class HumanBodySpec(FrozenSpec):
-    """Body proportions and materials of one person (see `twinsim.actors.human`).
-
-    `segment_scale` multiplies the reference skeleton's segment lengths per segment name so
-    people differ in build, not only in height; materials name entries of `SceneSpec.materials`.
-    """
-
-    height_m: float = Field(ge=1.2, le=2.2)
-    segment_scale: dict[str, float] = Field(default_factory=dict)
-    girth_scale: float = 1.0
-    skin_material: str
-    shirt_material: str
-    pants_material: str
-    shoes_material: str
-    hair_material: str | None = None
-
-
-class HumanMotionSpec(FrozenSpec):
-    """How a person moves, fully resolved: a pure function of time built by `twinsim.actors`.
-
-    Walks follow `waypoints` (world x, y of the root on the floor) at `speed_mps`; stationary
-    motions (idle, wave, sit) stand at the first waypoint facing `heading`; a sit with a seat
-    lowers the pelvis onto that seat's height (the waypoint is the seat's middle). One pass lasts
-    `cycle_s`; playback runs forward then reversed (GRADE), so motion never stops. BVH clips are
-    referenced by path and sha256 so a replay can check it uses the same file. `pauses` are
-    waits `(start_s, duration_s)` in simulation time, in order and apart, during which the
-    person's own time (what playback runs on) stands still: a walker yielding to a robot.
-    """
-
-    kind: Literal["walk", "idle", "wave", "sit", "bvh"]
-    waypoints: tuple[Vec2, ...]
-    heading: float = 0.0
-    speed_mps: float = Field(1.0, ge=0.0)
-    cycle_s: float = Field(gt=0.0)
-    phase_s: float = 0.0
-    gait_frequency_hz: float = Field(1.8, gt=0.0)
-    bvh_path: str | None = None
-    bvh_sha256: str | None = None
-    seat_instance_id: int | None = None  # "sit" on this chair, armchair or sofa
-    seat_height_m: float | None = Field(None, gt=0.0)  # its seat's top above the floor
-    pauses: tuple[tuple[float, float], ...] = ()
-
-    @field_validator("pauses")
-    @classmethod
-    def _pauses_in_order(
-        cls, pauses: tuple[tuple[float, float], ...]
-    ) -> tuple[tuple[float, float], ...]:
-        """Each wait lasts a while and begins after the one before has ended."""
-        end = float("-inf")
-        for start, duration in pauses:
-            if duration <= 0.0 or start < end:
-                raise ValueError(f"pauses must last > 0 s and be in order apart, got {pauses}")
-            end = start + duration
-        return pauses
-
-
-class PersonSpec(FrozenSpec):
-    """An animated person: two instances, body/skin (class person) and clothing (class clothing)."""
-
-    person_id: int
-    name: str
-    body_instance_id: int = Field(ge=1, le=65535)
-    clothing_instance_id: int = Field(ge=1, le=65535)
-    body: HumanBodySpec
-    motion: HumanMotionSpec
-
-
 class Keyframe(FrozenSpec):
     t_s: float
     pos: Vec3
@@ -420,20 +284,6 @@ class RedrawSpec(FrozenSpec):
 
 
 ROBOT_SPEC = keyed_config(ROBOTS, "kind", DEFAULT_ROBOT_KIND, _robot_spec_model)
-
-
-class ForeignSensorSpec(SensorSpec):
-    """A sensor of a kind this twinsim does not have (a sequence made with a plug-in that is not
-    installed): read, and written back, with its own settings as they are."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-#: a sensor of the scene, validated by its kind's `spec_model` (picked by its `type`; a kind
-#: that is not registered reads as `ForeignSensorSpec`), its kind's own fields written with it
-SENSOR_SPEC = keyed_config(
-    SENSORS, "type", None, lambda entry: entry.spec_model, unknown=ForeignSensorSpec
-)
 
 
 class SceneSpec(FrozenSpec):

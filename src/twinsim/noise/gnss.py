@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsim.model.scene import GnssSpec
+from twinsim.model.sensors import GnssSpec
 from twinsim.noise.profiles import GnssNoise
 from twinsim.sensors.kinds.gnss import COLUMNS, STATUS_NO_FIX, enu_to_geodetic
 

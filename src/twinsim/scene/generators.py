@@ -30,10 +30,10 @@ from twinsim.model.scene import (
     RobotSpec,
     RoomSpec,
     SceneSpec,
-    SensorSpec,
     TerrainSpec,
     TextureSpec,
 )
+from twinsim.model.sensors import SensorSpec
 
 
 class SceneConfig(ConfigModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.scene.vocabulary import SEMANTIC_CLASSES
 from twinsim.sensors.camera import intrinsics, loose_box, tight_boxes
 from twinsim.sensors.keypoints import person_keypoints

@@ -24,7 +24,7 @@ from twinsim.configmodel import ConfigModel
 from twinsim.geometry import pose_to_T
 from twinsim.model.layout import POSE_COLUMNS
 from twinsim.model.mounts import Mount
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.sequence.stream_checks import StreamCheck, check_table
 
 __all__ = [

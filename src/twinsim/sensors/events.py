@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twinsim.model.scene import EventSpec
+from twinsim.model.sensors import EventSpec
 
 _LUMA = np.array([0.299, 0.587, 0.114])  # ITU-R BT.601, as OpenCV's grey conversion
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 
 if TYPE_CHECKING:
     from twinsim.engine.render import RenderedFrame

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twinsim.model.scene import LidarSpec, SensorSpec
+from twinsim.model.sensors import LidarSpec, SensorSpec
 from twinsim.sequence.scans import LidarScan
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from twinsim.geometry import matrix_to_quat_wxyz, rpy_deg_to_matrix
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.registries import DEFAULT_ROBOT, SENSORS
 
 # Body x forward, y left, z up → optical z forward, x right (= −y body), y down (= −z body).

@@ -18,14 +18,9 @@ from twinsim.actors.traffic.clear import CrossingTrack, EgoTrack
 from twinsim.actors.traffic.lane_paths import lane_paths, lanes_along
 from twinsim.actors.traffic.simulation import DT_S, simulate_traffic
 from twinsim.actors.traffic.vehicles import CLASSES, lamp_materials, vehicle_body
+from twinsim.model.people import PersonSpec
 from twinsim.model.roads import RoadNetworkSpec
-from twinsim.model.scene import (
-    FlyingObjectSpec,
-    Keyframe,
-    MaterialSpec,
-    PersonSpec,
-    TextureSpec,
-)
+from twinsim.model.scene import FlyingObjectSpec, Keyframe, MaterialSpec, TextureSpec
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from twinsim.engine.render import RenderedFrame
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.render.cycles.blender import blender_version
 from twinsim.render.cycles.lens import AutoExposure, chromatic_aberration, vignette
 from twinsim.render.cycles.passes import CyclesPasses, srgb8

@@ -16,7 +16,7 @@ from twinsim.geometry import (
 )
 from twinsim.model.layout import FLOW_OCCLUDED, FLOW_OUT, FLOW_VISIBLE, surface_kinds
 from twinsim.model.mounts import CameraMount
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.sensors.annotate import annotate_frame
 from twinsim.sensors.base import (
     POSE_COLUMNS,

@@ -7,7 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from twinsim.model.scene import EventSpec, SensorSpec
+from twinsim.model.sensors import EventSpec, SensorSpec
 from twinsim.sensors.base import (
     RecordingContext,
     SensorConfig,

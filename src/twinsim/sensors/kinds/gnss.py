@@ -17,7 +17,7 @@ import pymap3d
 from pydantic import Field
 
 from twinsim.errors import SequenceError
-from twinsim.model.scene import GnssSpec, SensorSpec
+from twinsim.model.sensors import GnssSpec, SensorSpec
 from twinsim.sensors.base import (
     RecordingContext,
     SensorConfig,

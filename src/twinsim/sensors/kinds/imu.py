@@ -9,7 +9,7 @@ from pydantic import Field
 
 from twinsim.model.layout import IMU_COLUMNS
 from twinsim.model.mounts import SiteMount
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.sensors.base import (
     RecordingContext,
     SensorConfig,

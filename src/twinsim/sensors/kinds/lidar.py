@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from twinsim.geometry import pose_to_T
-from twinsim.model.scene import LidarSpec, SensorSpec
+from twinsim.model.sensors import LidarSpec, SensorSpec
 from twinsim.sensors.base import (
     RecordingContext,
     SensorConfig,

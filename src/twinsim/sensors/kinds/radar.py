@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import Field
 
 from twinsim.geometry import pose_to_T
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.sensors.base import (
     RecordingContext,
     SensorConfig,

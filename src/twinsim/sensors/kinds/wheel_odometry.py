@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import Field
 
 from twinsim.errors import TwinsimError
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.registries import ROBOTS
 from twinsim.sensors.base import (
     RecordingContext,

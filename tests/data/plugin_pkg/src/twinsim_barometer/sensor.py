@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from twinsim.model.scene import SensorSpec
+from twinsim.model.sensors import SensorSpec
 from twinsim.sensors.base import SensorConfig, SensorKind, SensorRecorder, base_metadata
 from twinsim.sensors.rig import body_mounted
 

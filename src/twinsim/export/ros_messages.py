@@ -402,23 +402,7 @@ class _Messages:
 
     def _cloud(self, name: str, scan, index: int):
         """A LiDAR scan as a PointCloud2 with the `CLOUD_FIELDS` layout."""
-        points = scan_to_records(scan)
-        t = self.types
-        fields = [
-            t["sensor_msgs/msg/PointField"](name=f, offset=offset, datatype=code, count=1)
-            for f, offset, code in cloud_fields()
-        ]
-        return t["sensor_msgs/msg/PointCloud2"](
-            header=self._header(scan.t_ns, name, index),
-            height=1,
-            width=len(points),
-            fields=fields,
-            is_bigendian=False,
-            point_step=CLOUD_DTYPE.itemsize,
-            row_step=CLOUD_DTYPE.itemsize * len(points),
-            data=points.view(np.uint8).reshape(-1),
-            is_dense=True,
-        )
+        return self._point_cloud(name, scan.t_ns, index, scan_to_records(scan), CLOUD_FIELDS)
 
     def _radar_cloud(self, name: str, scan, index: int):
         """A radar scan as a PointCloud2 with the `RADAR_FIELDS` layout."""
@@ -428,21 +412,25 @@ class _Messages:
         for field in ("range", "azimuth", "elevation", "velocity", "instance", "semantic"):
             points[field] = getattr(scan, field)
         points["dynamic"] = scan.dynamic
+        return self._point_cloud(name, scan.t_ns, index, points, RADAR_FIELDS)
+
+    def _point_cloud(self, name: str, t_ns: int, index: int, points: np.ndarray, layout: dict):
+        """Records of a packed layout (name → (type, ROS PointField datatype)) as a PointCloud2."""
         t = self.types
         fields = [
             t["sensor_msgs/msg/PointField"](
-                name=f, offset=RADAR_DTYPE.fields[f][1], datatype=code, count=1
+                name=f, offset=points.dtype.fields[f][1], datatype=code, count=1
             )
-            for f, (_, code) in RADAR_FIELDS.items()
+            for f, (_, code) in layout.items()
         ]
         return t["sensor_msgs/msg/PointCloud2"](
-            header=self._header(scan.t_ns, name, index),
+            header=self._header(t_ns, name, index),
             height=1,
             width=len(points),
             fields=fields,
             is_bigendian=False,
-            point_step=RADAR_DTYPE.itemsize,
-            row_step=RADAR_DTYPE.itemsize * len(points),
+            point_step=points.dtype.itemsize,
+            row_step=points.dtype.itemsize * len(points),
             data=points.view(np.uint8).reshape(-1),
             is_dense=True,
         )
